@@ -1,0 +1,72 @@
+package v1
+
+import "strings"
+
+// Defaults of the spec, in one place so that the schema docs, the hash and the runner agree.
+const (
+	DefaultWriteMode     = "append"
+	DefaultOnFailure     = "fail"
+	DefaultTimezone      = "UTC"
+	DefaultWarehousePath = "warehouse"
+	DefaultDbtCommand    = "build"
+)
+
+// Default fills in every default and puts enumerations in their canonical case, so that two
+// specs that mean the same thing are equal.
+func (p *Pipeline) Default() {
+	if p.APIVersion == "" {
+		p.APIVersion = APIVersion
+	}
+	if p.Kind == "" {
+		p.Kind = KindPipeline
+	}
+	m := &p.Metadata
+	m.Source.Format = strings.ToUpper(m.Source.Format)
+	m.Source.Engine = strings.ToUpper(m.Source.Engine)
+	m.Target.Format = strings.ToUpper(m.Target.Format)
+	m.Target.WriteMode = strings.ToLower(m.Target.WriteMode)
+	if m.Target.WriteMode == "" {
+		m.Target.WriteMode = DefaultWriteMode
+	}
+	if c := m.Target.Catalog; c != nil && c.WarehousePath == "" {
+		c.WarehousePath = DefaultWarehousePath
+	}
+	for i := range m.Target.PartitionBy {
+		m.Target.PartitionBy[i].Transform = strings.ToLower(m.Target.PartitionBy[i].Transform)
+	}
+	if m.Quality != nil && m.Quality.OnFailure == "" {
+		m.Quality.OnFailure = DefaultOnFailure
+	}
+	m.Window.normalize()
+}
+
+// Default fills in every default of a Workflow.
+func (w *Workflow) Default() {
+	if w.APIVersion == "" {
+		w.APIVersion = APIVersion
+	}
+	w.Metadata.Window.normalize()
+	for i := range w.Tasks {
+		if d := w.Tasks[i].Dbt; d != nil && d.Command == "" {
+			d.Command = DefaultDbtCommand
+		}
+	}
+}
+
+func (w *Window) normalize() {
+	if w == nil || w.None {
+		return
+	}
+	w.Size = strings.ToLower(w.Size)
+	if w.Timezone == "" {
+		w.Timezone = DefaultTimezone
+	}
+}
+
+// Windowed reports whether the pipeline declares a window object (not absent, not "none").
+func (p *Pipeline) Windowed() bool {
+	return p.Metadata.Window != nil && !p.Metadata.Window.None
+}
+
+// IsIceberg reports whether the pipeline writes to an Iceberg table.
+func (p *Pipeline) IsIceberg() bool { return p.Metadata.Target.Format == "ICEBERG" }

@@ -1,0 +1,93 @@
+package v1
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+)
+
+// specHashOmit are the keys that do not change what a run does: labels, where events go, when
+// and how often a run is tried. window stays, because its column changes which rows a run reads.
+var specHashOmit = []string{"who", "what", "where", "description"}
+var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retries"}
+
+// SpecHash is the sha256 of the canonical JSON of what the pipeline does: defaults filled in,
+// formats upper-case, write modes lower-case, quality in its object form, and local paths
+// relative to the spec's folder, so the same meaning hashes the same in JSON and in YAML, in any
+// key order, from any checkout folder.
+func (p *Pipeline) SpecHash() (string, error) {
+	c := *p
+	c.Metadata.Target.Catalog = cloneCatalog(p.Metadata.Target.Catalog)
+	c.Metadata.Source.Credentials = cloneCredentials(p.Metadata.Source.Credentials)
+	c.Default()
+	m := &c.Metadata
+	m.Source.Path = specRelPath(p.BaseDir, m.Source.Path)
+	m.Target.Path = specRelPath(p.BaseDir, m.Target.Path)
+	if m.Source.Credentials != nil {
+		m.Source.Credentials.Path = specRelPath(p.BaseDir, m.Source.Credentials.Path)
+	}
+	if m.Target.Catalog != nil {
+		m.Target.Catalog.WarehousePath = specRelPath(p.BaseDir, m.Target.Catalog.WarehousePath)
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return "", err
+	}
+	for _, k := range specHashOmit {
+		delete(doc, k)
+	}
+	if md, ok := doc["metadata"].(map[string]any); ok {
+		for _, k := range specHashOmitMetadata {
+			delete(md, k)
+		}
+	}
+	return hashCanonical(doc)
+}
+
+func hashCanonical(v any) (string, error) {
+	b, err := CanonicalJSON(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// specRelPath writes a local path as the spec means it: relative to the spec's folder, with
+// forward slashes. URLs (s3://...) and absolute paths outside the folder are kept as written.
+func specRelPath(base, p string) string {
+	if p == "" || strings.Contains(p, "://") {
+		return p
+	}
+	if filepath.IsAbs(p) && base != "" {
+		if absBase, err := filepath.Abs(base); err == nil {
+			if rel, err := filepath.Rel(absBase, p); err == nil && !strings.HasPrefix(rel, "..") {
+				return filepath.ToSlash(rel)
+			}
+		}
+		return filepath.ToSlash(filepath.Clean(p))
+	}
+	return filepath.ToSlash(filepath.Clean(p))
+}
+
+func cloneCatalog(c *Catalog) *Catalog {
+	if c == nil {
+		return nil
+	}
+	cc := *c
+	return &cc
+}
+
+func cloneCredentials(c *Credentials) *Credentials {
+	if c == nil {
+		return nil
+	}
+	cc := *c
+	return &cc
+}

@@ -1,0 +1,68 @@
+package v1
+
+import (
+	"strings"
+	"time"
+)
+
+// LogicalWindow is the half-open interval [Start, End) that one run is responsible for. The zero
+// value is "no window": the run owns the whole table.
+type LogicalWindow struct {
+	Start, End time.Time
+}
+
+// IsZero reports whether this is "no window".
+func (w LogicalWindow) IsZero() bool { return w.Start.IsZero() && w.End.IsZero() }
+
+// String is START/END in UTC, or "" for no window.
+func (w LogicalWindow) String() string {
+	if w.IsZero() {
+		return ""
+	}
+	return FormatInstant(w.Start) + "/" + FormatInstant(w.End)
+}
+
+// FormatInstant writes an instant as the keys do: UTC, whole seconds unless there is a fraction
+// (then microseconds, as Python's isoformat), and "Z"; the zero time is "".
+func FormatInstant(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	t = t.UTC()
+	if t.Nanosecond() != 0 {
+		return t.Format("2006-01-02T15:04:05.000000Z")
+	}
+	return t.Format("2006-01-02T15:04:05Z")
+}
+
+// TargetIdentity names the table a pipeline publishes to, as the keys spell it:
+// "iceberg:<namespace>.<table>". A file target is "<format>:<path>" (files take no key, but the
+// identity still names them in plans).
+func (p *Pipeline) TargetIdentity() string {
+	t := p.Metadata.Target
+	if strings.EqualFold(t.Format, "ICEBERG") {
+		return "iceberg:" + t.Catalog.NamespaceName() + "." + t.Name
+	}
+	return strings.ToLower(t.Format) + ":" + specRelPath(p.BaseDir, t.Path)
+}
+
+// IdempotencyKey is the key of the run of pipeline identifier on target for window:
+// sha256 of the canonical JSON of ["ldp/v1", "idempotency", identifier, target, start, end].
+// It is the same as the Python ldp's, so either understands a warehouse the other wrote.
+func IdempotencyKey(identifier, target string, w LogicalWindow) string {
+	k, _ := hashCanonical([]any{APIVersion, "idempotency", identifier, target, FormatInstant(w.Start), FormatInstant(w.End)})
+	return k
+}
+
+// IdempotencyKey is the key of this pipeline's run for window w.
+func (p *Pipeline) IdempotencyKey(w LogicalWindow) string {
+	return IdempotencyKey(p.Identifier, p.TargetIdentity(), w)
+}
+
+// ReplaceKey is the key under which a replace of the window of key publishes:
+// sha256 of the canonical JSON of ["ldp/v1", "replace", key, specHash]. A replace under the same
+// spec finds its key and is skipped; one under a changed spec has a new key and runs.
+func ReplaceKey(key, specHash string) string {
+	k, _ := hashCanonical([]any{APIVersion, "replace", key, specHash})
+	return k
+}

@@ -1,0 +1,190 @@
+package v1
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// vectorsPath is the shared vectors file, beside the checkout in every workplace; a copy lives
+// in testdata so that the test also runs from a lone clone.
+func vectorsFile(t *testing.T) []byte {
+	t.Helper()
+	for _, p := range []string{"../../../shared/vectors/keys.json", "testdata/keys.json"} {
+		if b, err := os.ReadFile(p); err == nil {
+			return b
+		}
+	}
+	t.Fatal("no key vectors: neither ../shared/vectors/keys.json nor testdata/keys.json")
+	return nil
+}
+
+func TestKeyVectorsCopyIsCurrent(t *testing.T) {
+	shared, err := os.ReadFile("../../../shared/vectors/keys.json")
+	if err != nil {
+		t.Skipf("shared vectors not beside this checkout: %v", err)
+	}
+	local, err := os.ReadFile("testdata/keys.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(shared) != string(local) {
+		t.Fatal("testdata/keys.json differs from ../shared/vectors/keys.json: copy it again")
+	}
+}
+
+func TestKeyVectors(t *testing.T) {
+	var v struct {
+		Keys []struct {
+			Pipeline, Target string
+			Start            string `json:"window_start_utc"`
+			End              string `json:"window_end_utc"`
+			Note             string
+			Canonical        string `json:"canonical_json"`
+			Key              string `json:"idempotency_key"`
+		} `json:"idempotency_keys"`
+		Replace []struct {
+			Key       string
+			SpecHash  string `json:"spec_hash"`
+			Canonical string `json:"canonical_json"`
+			Replace   string `json:"replace_key"`
+		} `json:"replace_keys"`
+	}
+	if err := json.Unmarshal(vectorsFile(t), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Keys) == 0 || len(v.Replace) == 0 {
+		t.Fatal("vectors file holds no vectors")
+	}
+	parse := func(s string) time.Time {
+		if s == "" {
+			return time.Time{}
+		}
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	for _, k := range v.Keys {
+		t.Run(k.Note, func(t *testing.T) {
+			w := LogicalWindow{Start: parse(k.Start), End: parse(k.End)}
+			canon, err := CanonicalJSON([]any{APIVersion, "idempotency", k.Pipeline, k.Target, FormatInstant(w.Start), FormatInstant(w.End)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(canon) != k.Canonical {
+				t.Errorf("canonical JSON\n got %s\nwant %s", canon, k.Canonical)
+			}
+			if got := IdempotencyKey(k.Pipeline, k.Target, w); got != k.Key {
+				t.Errorf("key = %s, want %s", got, k.Key)
+			}
+		})
+	}
+	for _, r := range v.Replace {
+		if got := ReplaceKey(r.Key, r.SpecHash); got != r.Replace {
+			t.Errorf("replace key = %s, want %s", got, r.Replace)
+		}
+	}
+}
+
+func TestPipelineKeyUsesNamespaceThenIdentifier(t *testing.T) {
+	p := &Pipeline{Identifier: "nyc_taxi", Metadata: PipelineMetadata{Target: Target{
+		Name: "rides", Format: "iceberg", Catalog: &Catalog{Identifier: "nyc"}}}}
+	w := LogicalWindow{Start: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 9, 2, 0, 0, 0, 0, time.UTC)}
+	if got, want := p.IdempotencyKey(w), "fe6dbae85858dd3704ac2973a09bca93aaa66d95508d6bfc10f7f48c50c1cb1d"; got != want {
+		t.Errorf("key = %s, want %s", got, want)
+	}
+	// The same two instants written in another zone are the same window.
+	paris, _ := time.LoadLocation("Europe/Paris")
+	w2 := LogicalWindow{Start: w.Start.In(paris), End: w.End.In(paris)}
+	if p.IdempotencyKey(w2) != p.IdempotencyKey(w) {
+		t.Error("key depends on the zone the instants are written in")
+	}
+	p.Metadata.Target.Catalog.Namespace = "other"
+	if p.IdempotencyKey(w) == "fe6dbae85858dd3704ac2973a09bca93aaa66d95508d6bfc10f7f48c50c1cb1d" {
+		t.Error("catalog.namespace does not change the target identity")
+	}
+}
+
+func TestCanonicalJSON(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string
+	}{
+		{`{"b": 1, "a": [true, null, "x"]}`, `{"a":[true,null,"x"],"b":1}`},
+		{`"<&>\u2028é\u0001\b\f"`, `"<&>` + "\u2028" + `é\u0001\b\f"`},
+		{`[2.0, 1.5, 1e16, 0.0001, 0.00001, 100]`, `[2.0,1.5,1e+16,0.0001,1e-05,100]`},
+	}
+	for _, c := range cases {
+		dec := json.NewDecoder(strings.NewReader(c.in))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		got, err := CanonicalJSON(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("CanonicalJSON(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestSpecHashSameMeaning(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := write("a.json", `{"identifier": "orders", "who": "me",
+	  "metadata": {"source": {"format": "csv", "path": "./data/../data/o.csv"},
+	    "target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop", "warehouse_path": "warehouse"}},
+	    "quality": [{"check": "row_count", "min": 1}],
+	    "window": {"size": "day", "column": "ts"}, "schedule": "5 2 * * *"}}`)
+	same := []string{
+		write("b.yaml", "kind: Pipeline\napiVersion: ldp/v1\nidentifier: orders\nwho: someone else\nmetadata:\n  schedule: '@daily'\n  window: {size: day, column: ts, timezone: UTC}\n  quality: {on_failure: fail, checks: [{check: row_count, min: 1}]}\n  target: {name: orders, format: iceberg, write_mode: APPEND, catalog: {identifier: shop}}\n  source: {format: CSV, path: data/o.csv}\n"),
+		write("c.json", `{"identifier": "orders", "metadata": {"retries": {"max_attempts": 3}, "observability": {"sinks": [{"type": "null"}]}, "docs": {"owner": "x"},
+		  "source": {"format": "CSV", "path": "`+filepath.Join(dir, "data", "o.csv")+`"},
+		  "target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop"}},
+		  "quality": {"checks": [{"check": "row_count", "min": 1}]}, "window": {"column": "ts", "size": "day"}}}`),
+	}
+	different := []string{
+		write("d.json", `{"identifier": "orders", "metadata": {"source": {"format": "CSV", "path": "data/o.csv"},
+		  "target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop"}},
+		  "quality": [{"check": "row_count", "min": 1}], "window": {"size": "day", "column": "other_ts"}}}`),
+		write("e.json", `{"identifier": "orders", "metadata": {"source": {"format": "CSV", "path": "data/o.csv"},
+		  "target": {"name": "orders", "format": "ICEBERG", "write_mode": "overwrite", "catalog": {"identifier": "shop"}},
+		  "quality": [{"check": "row_count", "min": 1}], "window": {"size": "day", "column": "ts"}}}`),
+	}
+	hash := func(path string) string {
+		p, err := LoadPipeline(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := p.SpecHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	want := hash(base)
+	for _, p := range same {
+		if got := hash(p); got != want {
+			t.Errorf("%s: spec hash %s, want %s (same meaning as a.json)", filepath.Base(p), got, want)
+		}
+	}
+	for _, p := range different {
+		if got := hash(p); got == want {
+			t.Errorf("%s: spec hash equals a.json's but the spec does something else", filepath.Base(p))
+		}
+	}
+}

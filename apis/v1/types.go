@@ -1,0 +1,332 @@
+package v1
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// APIVersion is the only apiVersion this ldp reads.
+const APIVersion = "ldp/v1"
+
+// The kinds of object a spec file can hold.
+const (
+	KindPipeline = "Pipeline"
+	KindWorkflow = "Workflow"
+)
+
+// Pipeline is a dataset config: load one source into one target, checked by quality rules, one
+// window at a time. The JSON field names are the contract's, so a Python ldp config loads as is.
+type Pipeline struct {
+	APIVersion  string           `json:"apiVersion,omitempty"`
+	Kind        string           `json:"kind,omitempty"`
+	Identifier  string           `json:"identifier"`
+	Description string           `json:"description,omitempty"`
+	Who         string           `json:"who,omitempty"`
+	What        string           `json:"what,omitempty"`
+	Where       string           `json:"where,omitempty"`
+	When        string           `json:"when,omitempty"`
+	How         string           `json:"how,omitempty"`
+	Metadata    PipelineMetadata `json:"metadata"`
+
+	// Path is the file the spec was loaded from; BaseDir is its folder, against which every
+	// relative path in the spec resolves. Neither is part of the spec.
+	Path    string `json:"-"`
+	BaseDir string `json:"-"`
+}
+
+// PipelineMetadata is everything a Pipeline does, under the contract's "metadata" key.
+type PipelineMetadata struct {
+	Source        Source         `json:"source"`
+	Target        Target         `json:"target"`
+	Quality       *Quality       `json:"quality,omitempty"`
+	Transform     *Transform     `json:"transform,omitempty"`
+	Docs          *Docs          `json:"docs,omitempty"`
+	Schedule      string         `json:"schedule,omitempty"`
+	Window        *Window        `json:"window,omitempty"`
+	Retries       *Retries       `json:"retries,omitempty"`
+	Observability *Observability `json:"observability,omitempty"`
+}
+
+// Source is where a pipeline reads from.
+type Source struct {
+	Name        string       `json:"name,omitempty"`
+	Format      string       `json:"format"`
+	Path        string       `json:"path"`
+	Engine      string       `json:"engine,omitempty"`
+	Credentials *Credentials `json:"credentials,omitempty"`
+	Options     *ReadOptions `json:"options,omitempty"`
+}
+
+// ReadOptions tune how a source file is read.
+type ReadOptions struct {
+	Delimiter string `json:"delimiter,omitempty"`
+	Header    *bool  `json:"header,omitempty"`
+}
+
+// Credentials names a key file; its contents are never read into a spec or a log.
+type Credentials struct {
+	Name string `json:"name,omitempty"`
+	Path string `json:"path"`
+}
+
+// Target is where a pipeline writes to: an Iceberg table or a file.
+type Target struct {
+	Name        string           `json:"name"`
+	Format      string           `json:"format"`
+	Path        string           `json:"path,omitempty"`
+	Catalog     *Catalog         `json:"catalog,omitempty"`
+	WriteMode   string           `json:"write_mode,omitempty"`
+	JoinCols    []string         `json:"join_cols,omitempty"`
+	PartitionBy []PartitionField `json:"partition_by,omitempty"`
+}
+
+// Catalog says which Iceberg catalog holds the target table.
+type Catalog struct {
+	Identifier    string `json:"identifier"`
+	Namespace     string `json:"namespace,omitempty"`
+	WarehousePath string `json:"warehouse_path,omitempty"`
+}
+
+// NamespaceName is the Iceberg namespace of the table: catalog.namespace, else the identifier.
+func (c *Catalog) NamespaceName() string {
+	if c == nil {
+		return ""
+	}
+	if c.Namespace != "" {
+		return c.Namespace
+	}
+	return c.Identifier
+}
+
+// PartitionField is one field of a partition spec.
+type PartitionField struct {
+	Column    string `json:"column"`
+	Transform string `json:"transform"`
+	Name      string `json:"name,omitempty"`
+}
+
+// Transform is a DuckDB SELECT over the extracted rows, exposed as the relation "source".
+type Transform struct {
+	SQL string `json:"sql"`
+}
+
+// Docs is the contract of a table; it is written into the table and left out of the spec hash.
+type Docs struct {
+	Layer       string            `json:"layer,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Owner       string            `json:"owner,omitempty"`
+	Grain       string            `json:"grain,omitempty"`
+	PrimaryKey  []string          `json:"primary_key,omitempty"`
+	Columns     map[string]string `json:"columns,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Refresh     string            `json:"refresh,omitempty"`
+}
+
+// Retries say how a failed run is tried again. Zero values mean "not set" so that a task's
+// retries can override a workflow's key by key.
+type Retries struct {
+	MaxAttempts *int     `json:"max_attempts,omitempty"`
+	DelayS      *float64 `json:"delay_s,omitempty"`
+	Backoff     *float64 `json:"backoff,omitempty"`
+}
+
+// Observability lists the sinks that receive run events besides the ledger.
+type Observability struct {
+	Sinks []Sink `json:"sinks,omitempty"`
+}
+
+// Sink is one destination of run events.
+type Sink struct {
+	Type      string   `json:"type"`
+	Path      string   `json:"path,omitempty"`
+	URL       string   `json:"url,omitempty"`
+	APIKeyEnv string   `json:"api_key_env,omitempty"`
+	Namespace string   `json:"namespace,omitempty"`
+	TimeoutS  *float64 `json:"timeout_s,omitempty"`
+}
+
+// Window says how runs are windowed: "none", or a size with an optional row column and zone.
+// It decodes from either form.
+type Window struct {
+	None     bool   `json:"-"`
+	Size     string `json:"size,omitempty"`
+	Column   string `json:"column,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+}
+
+// UnmarshalJSON reads "none" or an object.
+func (w *Window) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		if s != "none" {
+			return fmt.Errorf("window: want \"none\" or an object, got %q", s)
+		}
+		*w = Window{None: true}
+		return nil
+	}
+	type plain Window
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*w = Window(p)
+	return nil
+}
+
+// MarshalJSON writes "none" or the object.
+func (w Window) MarshalJSON() ([]byte, error) {
+	if w.None {
+		return []byte(`"none"`), nil
+	}
+	type plain Window
+	return json.Marshal(plain(w))
+}
+
+// Quality is the normalised form of metadata.quality, which may also be written as a bare list
+// of checks (on_failure then defaults to "fail").
+type Quality struct {
+	OnFailure string  `json:"on_failure,omitempty"`
+	Checks    []Check `json:"checks"`
+}
+
+// UnmarshalJSON reads the list form and the object form.
+func (q *Quality) UnmarshalJSON(b []byte) error {
+	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "[") {
+		var cs []Check
+		if err := json.Unmarshal(b, &cs); err != nil {
+			return err
+		}
+		*q = Quality{Checks: cs}
+		return nil
+	}
+	type plain Quality
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*q = Quality(p)
+	return nil
+}
+
+// Check is one quality rule. Which fields apply depends on Check (the rule's name); the schema
+// enforces that, so this type is the union of all of them.
+type Check struct {
+	Check       string   `json:"check"`
+	Min         *float64 `json:"min,omitempty"`
+	Max         *float64 `json:"max,omitempty"`
+	Equals      any      `json:"equals,omitempty"`
+	Columns     *Columns `json:"columns,omitempty"`
+	Column      string   `json:"column,omitempty"`
+	Values      []any    `json:"values,omitempty"`
+	MaxAgeHours *float64 `json:"max_age_hours,omitempty"`
+	Now         string   `json:"now,omitempty"`
+}
+
+// Columns is a list of column names, or (for the schema check) a map of name to type.
+type Columns struct {
+	Names []string
+	Types map[string]string
+}
+
+// UnmarshalJSON reads a list of names or an object of name to type.
+func (c *Columns) UnmarshalJSON(b []byte) error {
+	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") {
+		return json.Unmarshal(b, &c.Types)
+	}
+	return json.Unmarshal(b, &c.Names)
+}
+
+// MarshalJSON writes the form it was read in.
+func (c Columns) MarshalJSON() ([]byte, error) {
+	if c.Types != nil {
+		return json.Marshal(c.Types)
+	}
+	return json.Marshal(c.Names)
+}
+
+// Workflow is a set of tasks run in dependency order for each window.
+type Workflow struct {
+	APIVersion  string           `json:"apiVersion,omitempty"`
+	Kind        string           `json:"kind"`
+	Identifier  string           `json:"identifier"`
+	Description string           `json:"description,omitempty"`
+	Metadata    WorkflowMetadata `json:"metadata"`
+	Tasks       []Task           `json:"tasks"`
+
+	Path    string `json:"-"`
+	BaseDir string `json:"-"`
+}
+
+// WorkflowMetadata holds when a workflow runs and how its windows are laid.
+type WorkflowMetadata struct {
+	Schedule      string         `json:"schedule,omitempty"`
+	Window        *Window        `json:"window,omitempty"`
+	Catchup       bool           `json:"catchup,omitempty"`
+	Start         string         `json:"start,omitempty"`
+	Retries       *Retries       `json:"retries,omitempty"`
+	Observability *Observability `json:"observability,omitempty"`
+}
+
+// Task is one step of a workflow; exactly one of its kinds is set.
+type Task struct {
+	ID        string        `json:"id"`
+	DependsOn []string      `json:"depends_on,omitempty"`
+	Retries   *Retries      `json:"retries,omitempty"`
+	Pipeline  string        `json:"pipeline,omitempty"`
+	Maintain  *MaintainTask `json:"maintain,omitempty"`
+	Dbt       *DbtTask      `json:"dbt,omitempty"`
+}
+
+// Kind names the one kind the task has.
+func (t Task) Kind() string {
+	switch {
+	case t.Pipeline != "":
+		return "pipeline"
+	case t.Maintain != nil:
+		return "maintain"
+	case t.Dbt != nil:
+		return "dbt"
+	}
+	return ""
+}
+
+// MaintainTask runs ldp maintain on the table of a dataset config; a dry run unless Apply.
+type MaintainTask struct {
+	Config               string   `json:"config"`
+	Expire               *int     `json:"expire,omitempty"`
+	RetainLast           *int     `json:"retain_last,omitempty"`
+	Orphans              bool     `json:"orphans,omitempty"`
+	OrphanAgeHours       *float64 `json:"orphan_age_hours,omitempty"`
+	KeepMetadataVersions *int     `json:"keep_metadata_versions,omitempty"`
+	Apply                bool     `json:"apply,omitempty"`
+}
+
+// DbtTask runs a dbt project for the window of the run.
+type DbtTask struct {
+	Project       string         `json:"project"`
+	Command       string         `json:"command,omitempty"`
+	Select        StringList     `json:"select,omitempty"`
+	Exclude       StringList     `json:"exclude,omitempty"`
+	Vars          map[string]any `json:"vars,omitempty"`
+	SkipUnchanged *bool          `json:"skip_unchanged,omitempty"`
+	DbtBin        string         `json:"dbt_bin,omitempty"`
+}
+
+// StringList is a list of strings that may also be written as one string.
+type StringList []string
+
+// UnmarshalJSON reads a string or a list of strings.
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*l = StringList{s}
+		return nil
+	}
+	var ss []string
+	if err := json.Unmarshal(b, &ss); err != nil {
+		return err
+	}
+	*l = ss
+	return nil
+}
