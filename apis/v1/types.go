@@ -52,7 +52,9 @@ type PipelineMetadata struct {
 type Source struct {
 	Name        string       `json:"name,omitempty"`
 	Format      string       `json:"format"`
-	Path        string       `json:"path"`
+	Path        string       `json:"path,omitempty"`
+	Catalog     *Catalog     `json:"catalog,omitempty"`
+	SnapshotID  int64        `json:"snapshot_id,omitempty"`
 	Engine      string       `json:"engine,omitempty"`
 	Credentials *Credentials `json:"credentials,omitempty"`
 	Options     *ReadOptions `json:"options,omitempty"`

@@ -1,0 +1,49 @@
+// Command ldp is the local data platform: it loads files into Apache Iceberg tables one window
+// at a time, checks the data before it lands, and publishes each window exactly once.
+//
+// Every verb lives in its own file as flags -> options -> Validate -> Run, with the output
+// streams passed in. Errors are printed once, here in Main, and map to the exit codes of
+// docs/cli.md: 0 success, 1 error, 2 changes pending (ldp diff), 3 a data gate held data back.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+func main() { os.Exit(Main()) }
+
+// Main runs ldp with the process's arguments and streams and returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, os.Args[1:], &streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv})
+}
+
+// streams are what a command reads and writes; tests pass buffers.
+type streams struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Getenv func(string) string
+}
+
+func run(ctx context.Context, args []string, s *streams) int {
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		var silent *ldperr.ExitError
+		if !errors.As(err, &silent) {
+			fmt.Fprintf(s.Err, "ldp: %v\n", err)
+		}
+	}
+	return ldperr.ExitCode(err)
+}

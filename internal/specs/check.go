@@ -1,0 +1,254 @@
+package specs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/schemas"
+)
+
+// FileResult is what checking one file found.
+type FileResult struct {
+	Path     string            `json:"path"`
+	Kind     string            `json:"kind,omitempty"`
+	Problems []schemas.Problem `json:"problems"`
+}
+
+// Skipped is a file that discovery found and checking passed over, with the reason.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Report is the outcome of checking a set of files.
+type Report struct {
+	Files   []FileResult `json:"files"`
+	Skipped []Skipped    `json:"skipped,omitempty"`
+}
+
+// Problems returns every problem of every file, sorted.
+func (r *Report) Problems() []schemas.Problem {
+	var all []schemas.Problem
+	for _, f := range r.Files {
+		all = append(all, f.Problems...)
+	}
+	return schemas.SortProblems(all)
+}
+
+// Invalid counts the files with at least one problem.
+func (r *Report) Invalid() int {
+	n := 0
+	for _, f := range r.Files {
+		if len(f.Problems) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Checker checks files, each once, following workflow tasks into the files they name.
+type Checker struct {
+	results map[string]*FileResult
+	order   []string
+	skipped []Skipped
+}
+
+// Check discovers and checks the files under roots.
+func Check(roots []string) (*Report, error) {
+	cands, err := Discover(roots)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checker{results: map[string]*FileResult{}}
+	for _, cand := range cands {
+		c.candidate(cand)
+	}
+	return c.report(), nil
+}
+
+func (c *Checker) candidate(cand Candidate) {
+	if cand.TooLarge && !cand.Explicit {
+		c.skipped = append(c.skipped, Skipped{Path: cand.Path, Reason: fmt.Sprintf("larger than %d bytes", v1.MaxSpecBytes)})
+		return
+	}
+	res, r := c.file(cand.Path)
+	if res == nil {
+		return
+	}
+	if !cand.Explicit && r != nil && r.NotSpec && !looksLikeSpec(r.Doc) {
+		// A JSON or YAML file that is not a spec (a dbt or package manifest): pass over it.
+		delete(c.results, cand.Path)
+		c.order = c.order[:len(c.order)-1]
+		c.skipped = append(c.skipped, Skipped{Path: cand.Path, Reason: "not an ldp spec"})
+	}
+}
+
+// looksLikeSpec is true for a document with any top-level key of an ldp spec, so a misspelled
+// kind is reported rather than passed over.
+func looksLikeSpec(doc map[string]any) bool {
+	for _, k := range []string{"apiVersion", "kind", "identifier", "tasks", "metadata"} {
+		if _, ok := doc[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// file checks one file once and returns its result and the schema result (nil when unreadable).
+func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
+	path = filepath.Clean(path)
+	if res, ok := c.results[path]; ok {
+		return res, nil
+	}
+	res := &FileResult{Path: path}
+	c.results[path] = res
+	c.order = append(c.order, path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		res.Problems = append(res.Problems, schemas.Problem{File: path, Line: 1, Column: 1, Message: "cannot read: " + err.Error()})
+		return res, nil
+	}
+	r := schemas.Validate(data, path)
+	res.Kind = r.Kind
+	res.Problems = append(res.Problems, r.Problems...)
+	if r.Kind == v1.KindWorkflow {
+		res.Problems = append(res.Problems, c.tasks(path, &r)...)
+	}
+	res.Problems = schemas.SortProblems(res.Problems)
+	return res, &r
+}
+
+// tasks checks the files a workflow's tasks name: they exist, hold the right kind, and are
+// themselves valid (their problems go under their own paths).
+func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
+	var out []schemas.Problem
+	base := filepath.Dir(path)
+	list, _ := r.Doc["tasks"].([]any)
+	for i, e := range list {
+		t, _ := e.(map[string]any)
+		idx := strconv.Itoa(i)
+		type ref struct {
+			field []string
+			rel   string
+			dir   bool
+		}
+		var refs []ref
+		if p, ok := t["pipeline"].(string); ok && p != "" {
+			refs = append(refs, ref{field: []string{"tasks", idx, "pipeline"}, rel: p})
+		}
+		if m, ok := t["maintain"].(map[string]any); ok {
+			if p, ok := m["config"].(string); ok && p != "" {
+				refs = append(refs, ref{field: []string{"tasks", idx, "maintain", "config"}, rel: p})
+			}
+		}
+		if d, ok := t["dbt"].(map[string]any); ok {
+			if p, ok := d["project"].(string); ok && p != "" {
+				refs = append(refs, ref{field: []string{"tasks", idx, "dbt", "project"}, rel: p, dir: true})
+			}
+		}
+		for _, rf := range refs {
+			line, col := r.Position(rf.field...)
+			problem := func(format string, args ...any) {
+				out = append(out, schemas.Problem{File: path, Line: line, Column: col,
+					Field: fieldString(rf.field), Message: fmt.Sprintf(format, args...)})
+			}
+			target := rf.rel
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(base, target)
+			}
+			info, err := os.Stat(target)
+			switch {
+			case err != nil:
+				what := "file"
+				if rf.dir {
+					what = "folder"
+				}
+				problem("%s %q not found (looked for %s, relative to the workflow file)", what, rf.rel, target)
+				continue
+			case rf.dir && !info.IsDir():
+				problem("%q is a file; a dbt task names the project folder", rf.rel)
+				continue
+			case rf.dir:
+				continue
+			case info.IsDir():
+				problem("%q is a folder; name the dataset config file", rf.rel)
+				continue
+			}
+			sub, _ := c.file(target)
+			if sub.Kind == v1.KindWorkflow {
+				problem("%q is a Workflow; a task names a dataset config (a Pipeline)", rf.rel)
+			}
+		}
+	}
+	return out
+}
+
+func fieldString(parts []string) string {
+	var b strings.Builder
+	for _, s := range parts {
+		if _, err := strconv.Atoi(s); err == nil {
+			b.WriteString("[" + s + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func (c *Checker) report() *Report {
+	r := &Report{Skipped: c.skipped}
+	paths := append([]string(nil), c.order...)
+	sort.Strings(paths)
+	for _, p := range paths {
+		r.Files = append(r.Files, *c.results[p])
+	}
+	sort.Slice(r.Skipped, func(i, j int) bool { return r.Skipped[i].Path < r.Skipped[j].Path })
+	return r
+}
+
+// Load checks the file at path (and the files its tasks name) and decodes it. Any problem
+// makes it a ConfigError that lists every problem, so a command never runs a spec that
+// ldp validate would reject.
+func Load(path string) (v1.Object, error) {
+	c := &Checker{results: map[string]*FileResult{}}
+	c.file(path)
+	var problems []schemas.Problem
+	for _, p := range c.order {
+		problems = append(problems, c.results[p].Problems...)
+	}
+	if len(problems) > 0 {
+		return nil, &InvalidError{Path: path, Problems: schemas.SortProblems(problems)}
+	}
+	return v1.Load(path)
+}
+
+// InvalidError is a spec that failed validation; it is a config error.
+type InvalidError struct {
+	Path     string
+	Problems []schemas.Problem
+}
+
+func (e *InvalidError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is not valid (%d problem", e.Path, len(e.Problems))
+	if len(e.Problems) != 1 {
+		b.WriteString("s")
+	}
+	b.WriteString("):")
+	for _, p := range e.Problems {
+		b.WriteString("\n  " + p.String())
+	}
+	return b.String()
+}
+
+// Unwrap makes an InvalidError a *ldperr.ConfigError for errors.As.
+func (e *InvalidError) Unwrap() error { return &ldperr.ConfigError{File: e.Path, Msg: "invalid spec"} }

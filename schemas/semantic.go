@@ -1,0 +1,442 @@
+package schemas
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // time zones must resolve the same on a machine without /usr/share/zoneinfo
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
+)
+
+// checker collects the problems of the rules CUE cannot express. It reads the decoded document
+// defensively: a value of the wrong type was already reported by CUE, so it is skipped here.
+type checker struct {
+	r    *Result
+	file string
+	out  []Problem
+}
+
+func (c *checker) at(path fieldPath, format string, args ...any) {
+	l, col := c.r.valuePos(path...)
+	c.out = append(c.out, Problem{File: c.file, Line: l, Column: col, Field: path.String(), Message: fmt.Sprintf(format, args...)})
+}
+
+func semantic(r *Result, file string) []Problem {
+	c := &checker{r: r, file: file}
+	md, _ := r.Doc["metadata"].(map[string]any)
+	mdPath := fieldPath{"metadata"}
+	switch r.Kind {
+	case v1.KindPipeline:
+		c.pipeline(md, mdPath)
+	case v1.KindWorkflow:
+		c.schedule(md, mdPath)
+		c.workflowMeta(md, mdPath)
+		c.tasks()
+	}
+	return c.out
+}
+
+func str(m map[string]any, k string) (string, bool) {
+	if m == nil {
+		return "", false
+	}
+	s, ok := m[k].(string)
+	return s, ok
+}
+
+// number reads a decoded number, which CUE gives as an int for whole numbers.
+func number(v any) (float64, bool) {
+	switch t := v.(type) {
+	case float64:
+		return t, true
+	case int:
+		return float64(t), true
+	case int64:
+		return float64(t), true
+	}
+	return 0, false
+}
+
+func obj(m map[string]any, k string) map[string]any {
+	if m == nil {
+		return nil
+	}
+	o, _ := m[k].(map[string]any)
+	return o
+}
+
+// schedule checks metadata.schedule and the window's time zone, shared by both kinds.
+func (c *checker) schedule(md map[string]any, p fieldPath) {
+	if s, ok := str(md, "schedule"); ok && s != "" {
+		if _, err := cronx.Parse(s); err != nil {
+			c.at(p.child("schedule"), "%v", err)
+		}
+	}
+	if w := obj(md, "window"); w != nil {
+		if tz, ok := str(w, "timezone"); ok && tz != "" {
+			if err := checkZone(tz); err != nil {
+				c.at(p.child("window").child("timezone"), "%v", err)
+			}
+		}
+	}
+}
+
+// checkZone accepts IANA names only: "Local" would make a spec mean different windows on
+// different machines.
+func checkZone(tz string) error {
+	if tz == "Local" {
+		return fmt.Errorf(`time zone "Local" depends on the machine; name an IANA zone such as "Europe/Paris" or "UTC"`)
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		return fmt.Errorf("unknown time zone %q: use an IANA name such as \"Europe/Paris\", \"America/New_York\" or \"UTC\"", tz)
+	}
+	return nil
+}
+
+func (c *checker) pipeline(md map[string]any, p fieldPath) {
+	c.schedule(md, p)
+	if src := obj(md, "source"); src != nil {
+		sp := p.child("source")
+		format, _ := str(src, "format")
+		_, hasPath := src["path"]
+		if strings.EqualFold(format, "ICEBERG") {
+			if _, ok := src["catalog"]; !ok {
+				c.at(sp, "an ICEBERG source needs a catalog and the table's name")
+			}
+			if _, ok := src["name"]; !ok {
+				c.at(sp, "an ICEBERG source needs name: the table to read")
+			}
+			if hasPath {
+				c.at(sp.child("path"), "an ICEBERG source is named by catalog and name, not by a path; remove path")
+			}
+		} else {
+			if !hasPath && format != "" {
+				c.at(sp, "a %s source needs a path: the file to read, relative to the spec's folder", strings.ToUpper(format))
+			}
+			for _, k := range []string{"catalog", "snapshot_id"} {
+				if _, ok := src[k]; ok {
+					c.at(sp.child(k), "%s applies only to ICEBERG sources", k)
+				}
+			}
+		}
+	}
+	tgt := obj(md, "target")
+	tp := p.child("target")
+	if tgt != nil {
+		mode, _ := str(tgt, "write_mode")
+		if strings.EqualFold(mode, "upsert") {
+			if jc, ok := tgt["join_cols"].([]any); !ok || len(jc) == 0 {
+				c.at(tp.child("write_mode"), "write_mode upsert needs target.join_cols: the columns that identify a row")
+			}
+		}
+		format, _ := str(tgt, "format")
+		switch strings.ToUpper(format) {
+		case "ICEBERG":
+			if _, ok := tgt["catalog"]; !ok {
+				c.at(tp, `an ICEBERG target needs a catalog, for example "catalog": {"identifier": "shop", "warehouse_path": "warehouse"}`)
+			}
+			if _, ok := tgt["path"]; ok {
+				c.at(tp.child("path"), "an ICEBERG target is named by catalog and name, not by a path; remove path")
+			}
+		case "CSV", "PARQUET":
+			if _, ok := tgt["path"]; !ok {
+				c.at(tp, "a %s target needs a path: the file to write, relative to the spec's folder", strings.ToUpper(format))
+			}
+			for _, k := range []string{"catalog", "join_cols", "partition_by"} {
+				if _, ok := tgt[k]; ok {
+					c.at(tp.child(k), "%s applies only to ICEBERG targets", k)
+				}
+			}
+			if strings.EqualFold(mode, "upsert") {
+				c.at(tp.child("write_mode"), "a %s file is replaced whole by each run; upsert needs an ICEBERG target", strings.ToUpper(format))
+			}
+		}
+	}
+	c.checks(md, p)
+	c.placeholders(md, p)
+	c.sinks(obj(md, "observability"), p.child("observability"))
+}
+
+// checks looks at the bounds of each quality check.
+func (c *checker) checks(md map[string]any, p fieldPath) {
+	qp := p.child("quality")
+	var list []any
+	switch q := md["quality"].(type) {
+	case []any:
+		list = q
+	case map[string]any:
+		list, _ = q["checks"].([]any)
+		qp = qp.child("checks")
+	}
+	for i, e := range list {
+		ch, _ := e.(map[string]any)
+		if ch == nil {
+			continue
+		}
+		cp := qp.child(strconv.Itoa(i))
+		lo, okLo := number(ch["min"])
+		hi, okHi := number(ch["max"])
+		if okLo && okHi && lo > hi {
+			c.at(cp.child("min"), "min %v is greater than max %v: no value can pass", lo, hi)
+		}
+		if name, _ := str(ch, "check"); name == "freshness" {
+			if now, ok := str(ch, "now"); ok {
+				if _, err := parseInstant(now); err != nil {
+					c.at(cp.child("now"), "now must be an ISO-8601 time with an offset, such as 2026-08-05T02:05:00Z; got %q", now)
+				}
+			}
+		}
+	}
+}
+
+var (
+	placeholderRe = regexp.MustCompile(`\{(window_start|window_end)(?::([^{}]*))?\}`)
+	anyWindowRe   = regexp.MustCompile(`\{window_[^}]*\}?`)
+	strftimeRe    = regexp.MustCompile(`%.?`)
+)
+
+// strftimeDirectives are the Python strftime directives a placeholder may use.
+const strftimeDirectives = "aAwdbBmyYHIpMSfzZjUWcxXGuV%"
+
+// placeholders checks {window_start:FORMAT} and {window_end:FORMAT}: well formed, only in
+// metadata.source.path, and never with a window of "none".
+func (c *checker) placeholders(md map[string]any, p fieldPath) {
+	var walk func(v any, at fieldPath)
+	walk = func(v any, at fieldPath) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(t) {
+				walk(t[k], at.child(k))
+			}
+		case []any:
+			for i, e := range t {
+				walk(e, at.child(strconv.Itoa(i)))
+			}
+		case string:
+			if !anyWindowRe.MatchString(t) {
+				return
+			}
+			if at.String() != "metadata.source.path" {
+				c.at(at, "placeholder %s works only in metadata.source.path", anyWindowRe.FindString(t))
+				return
+			}
+			c.placeholderSyntax(t, at)
+			if w, ok := md["window"].(string); ok && w == "none" {
+				c.at(at, "placeholder %s needs a window, but metadata.window is \"none\"", anyWindowRe.FindString(t))
+			}
+		}
+	}
+	walk(c.r.Doc, nil)
+}
+
+func (c *checker) placeholderSyntax(s string, at fieldPath) {
+	for _, m := range anyWindowRe.FindAllString(s, -1) {
+		sub := placeholderRe.FindStringSubmatch(m)
+		if sub == nil || sub[0] != m {
+			c.at(at, "bad placeholder %s: write {window_start:FORMAT} or {window_end:FORMAT} with a strftime FORMAT such as %%Y-%%m-%%d", m)
+			continue
+		}
+		for _, d := range strftimeRe.FindAllString(sub[2], -1) {
+			if len(d) < 2 || !strings.ContainsRune(strftimeDirectives, rune(d[1])) {
+				c.at(at, "placeholder %s: unknown strftime directive %q", m, d)
+			}
+		}
+	}
+}
+
+func (c *checker) sinks(o map[string]any, p fieldPath) {
+	list, _ := o["sinks"].([]any)
+	for i, e := range list {
+		s, _ := e.(map[string]any)
+		if s == nil {
+			continue
+		}
+		sp := p.child("sinks").child(strconv.Itoa(i))
+		typ, _ := str(s, "type")
+		_, hasPath := s["path"]
+		_, hasURL := s["url"]
+		switch typ {
+		case "openlineage":
+			if !hasPath && !hasURL {
+				c.at(sp, "an openlineage sink needs a path (a file) or a url (an http(s) endpoint)")
+			}
+			if hasPath && hasURL {
+				c.at(sp, "an openlineage sink takes a path or a url, not both")
+			}
+		case "jsonl", "null":
+			if hasURL {
+				c.at(sp.child("url"), "a %s sink takes no url", typ)
+			}
+			if _, ok := s["api_key_env"]; ok {
+				c.at(sp.child("api_key_env"), "a %s sink takes no api_key_env", typ)
+			}
+		}
+	}
+}
+
+func (c *checker) workflowMeta(md map[string]any, p fieldPath) {
+	start, hasStart := str(md, "start")
+	if hasStart {
+		if _, err := parseInstant(start); err != nil {
+			c.at(p.child("start"), "start must be an ISO-8601 date or time, such as 2026-08-01 or 2026-08-01T00:00:00; got %q", start)
+		}
+	}
+	if cu, ok := md["catchup"].(bool); ok && cu && !hasStart {
+		c.at(p.child("catchup"), "catchup: true needs metadata.start, the first window to catch up from (for example \"2026-08-01\")")
+	}
+	c.sinks(obj(md, "observability"), p.child("observability"))
+}
+
+// parseInstant accepts the forms the contract allows for start and now.
+func parseInstant(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not an ISO-8601 date or time: %q", s)
+}
+
+var taskKinds = []string{"pipeline", "maintain", "dbt"}
+
+// tasks checks the task graph: one kind each, unique ids, known dependencies, no cycle.
+func (c *checker) tasks() {
+	list, _ := c.r.Doc["tasks"].([]any)
+	ids := map[string]int{}
+	var order []string
+	deps := map[string][]string{}
+	depIdx := map[string]map[string]int{}
+	for i, e := range list {
+		t, _ := e.(map[string]any)
+		if t == nil {
+			continue
+		}
+		tp := fieldPath{"tasks", strconv.Itoa(i)}
+		var kinds []string
+		for _, k := range taskKinds {
+			if _, ok := t[k]; ok {
+				kinds = append(kinds, k)
+			}
+		}
+		switch len(kinds) {
+		case 0:
+			c.at(tp, "a task needs exactly one of pipeline, maintain or dbt; it has none")
+		case 1:
+		default:
+			c.at(tp, "a task needs exactly one of pipeline, maintain or dbt; it has %s", strings.Join(kinds, " and "))
+		}
+		id, ok := str(t, "id")
+		if !ok {
+			continue
+		}
+		if first, dup := ids[id]; dup {
+			l, _ := c.r.valuePos("tasks", strconv.Itoa(first), "id")
+			c.at(tp.child("id"), "duplicate task id %q (first used at line %d)", id, l)
+			continue
+		}
+		ids[id] = i
+		order = append(order, id)
+		ds, _ := t["depends_on"].([]any)
+		depIdx[id] = map[string]int{}
+		for j, d := range ds {
+			if s, ok := d.(string); ok {
+				deps[id] = append(deps[id], s)
+				depIdx[id][s] = j
+			}
+		}
+	}
+	for _, id := range order {
+		for _, d := range deps[id] {
+			dp := fieldPath{"tasks", strconv.Itoa(ids[id]), "depends_on", strconv.Itoa(depIdx[id][d])}
+			switch _, known := ids[d]; {
+			case d == id:
+				c.at(dp, "task %q depends on itself", id)
+			case !known:
+				c.at(dp, "task %q depends on unknown task %q%s", id, d, didYouMean(d, order))
+			}
+		}
+	}
+	for _, cyc := range findCycles(order, deps) {
+		first := cyc[0]
+		dp := fieldPath{"tasks", strconv.Itoa(ids[first]), "depends_on", strconv.Itoa(depIdx[first][cyc[1]])}
+		c.at(dp, "tasks depend on each other in a cycle: %s (each waits for the next)", strings.Join(append(cyc, first), " -> "))
+	}
+}
+
+// findCycles returns each cycle of the graph once (with more than one task; a task that
+// depends on itself is reported on its own), as ids in dependency order starting from the
+// smallest id, sorted.
+func findCycles(order []string, deps map[string][]string) [][]string {
+	const (
+		unseen = iota
+		onStack
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	seen := map[string]bool{}
+	var out [][]string
+	var visit func(id string)
+	visit = func(id string) {
+		state[id] = onStack
+		stack = append(stack, id)
+		for _, d := range deps[id] {
+			if _, ok := deps[d]; !ok && !contains(order, d) {
+				continue
+			}
+			switch state[d] {
+			case unseen:
+				visit(d)
+			case onStack:
+				if d == id {
+					continue
+				}
+				var cyc []string
+				for i := len(stack) - 1; i >= 0; i-- {
+					cyc = append([]string{stack[i]}, cyc...)
+					if stack[i] == d {
+						break
+					}
+				}
+				cyc = rotateToMin(cyc)
+				if k := strings.Join(cyc, "\x00"); !seen[k] {
+					seen[k] = true
+					out = append(out, cyc)
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[id] = done
+	}
+	for _, id := range order {
+		if state[id] == unseen {
+			visit(id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], ",") < strings.Join(out[j], ",") })
+	return out
+}
+
+func rotateToMin(c []string) []string {
+	m := 0
+	for i := range c {
+		if c[i] < c[m] {
+			m = i
+		}
+	}
+	return append(append([]string{}, c[m:]...), c[:m]...)
+}
+
+func contains(xs []string, x string) bool {
+	for _, e := range xs {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}

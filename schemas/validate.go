@@ -1,0 +1,273 @@
+package schemas
+
+import (
+	"embed"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/encoding/json"
+	"cuelang.org/go/encoding/yaml"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+)
+
+//go:embed *.cue
+var cueFiles embed.FS
+
+// Source returns the embedded CUE source files, by name.
+func Source() map[string][]byte {
+	out := map[string][]byte{}
+	ents, _ := cueFiles.ReadDir(".")
+	for _, e := range ents {
+		b, _ := cueFiles.ReadFile(e.Name())
+		out[e.Name()] = b
+	}
+	return out
+}
+
+var (
+	compileOnce sync.Once
+	compiled    cue.Value
+	compileErr  error
+	// cue.Context is not safe for concurrent use; Validate serialises on it.
+	cueMu sync.Mutex
+)
+
+// schema returns the compiled package of embedded definitions.
+func schema() (cue.Value, error) {
+	compileOnce.Do(func() {
+		ctx := cuecontext.New()
+		inst := build.NewContext().NewInstance("schemas", nil)
+		src := Source()
+		for _, n := range sortedKeys(src) {
+			if err := inst.AddFile(n, src[n]); err != nil {
+				compileErr = err
+				return
+			}
+		}
+		compiled = ctx.BuildInstance(inst)
+		compileErr = compiled.Err()
+	})
+	return compiled, compileErr
+}
+
+// Definition returns the CUE definition of a kind (#Pipeline or #Workflow).
+func Definition(kind string) (cue.Value, error) {
+	s, err := schema()
+	if err != nil {
+		return cue.Value{}, err
+	}
+	d := s.LookupPath(cue.ParsePath("#" + kind))
+	if !d.Exists() {
+		return cue.Value{}, fmt.Errorf("no schema for kind %q", kind)
+	}
+	return d, nil
+}
+
+// Result is what Validate found in one document.
+type Result struct {
+	// Kind is Pipeline or Workflow, or "" when the document is not an ldp spec.
+	Kind string
+	// Doc is the decoded document, nil when it did not parse.
+	Doc map[string]any
+	// Problems are sorted by position.
+	Problems []Problem
+	// NotSpec is set when the document parsed but is neither kind; discovery skips such files.
+	NotSpec bool
+
+	ix index
+}
+
+// Position returns the line and column of a field path in the document ("" is the root), or of
+// its nearest ancestor that exists.
+func (r *Result) Position(path ...string) (int, int) {
+	if r.ix == nil {
+		return 1, 1
+	}
+	n, _ := r.ix.lookup(fieldPath(path))
+	if n == nil {
+		return 1, 1
+	}
+	if n.key.IsValid() {
+		return position(n.key)
+	}
+	return position(n.value)
+}
+
+// Validate checks one spec document. filename names it in problems and decides JSON or YAML by
+// its extension. Every problem is reported, with the data file's line and column.
+func Validate(data []byte, filename string) Result {
+	cueMu.Lock()
+	defer cueMu.Unlock()
+	r := Result{}
+	at := func(line, col int, field, msg string) {
+		r.Problems = append(r.Problems, Problem{File: filename, Line: line, Column: col, Field: field, Message: msg})
+	}
+	if len(data) > v1.MaxSpecBytes {
+		at(1, 1, "", fmt.Sprintf("file is %s, larger than the 1 MB limit for spec files; ldp does not read it as a spec", humanBytes(len(data))))
+		return r
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		at(1, 1, "", "file is empty: a spec needs at least an identifier and a kind (Pipeline or Workflow)")
+		return r
+	}
+	expr, perr := parse(data, filename)
+	if perr != nil {
+		r.Problems = append(r.Problems, *perr)
+		return r
+	}
+	r.ix = buildIndex(expr)
+	s, err := schema()
+	if err != nil {
+		at(1, 1, "", "internal error: the embedded schema does not compile: "+err.Error())
+		return r
+	}
+	ctx := s.Context()
+	val := ctx.BuildExpr(expr)
+	var doc any
+	if err := val.Decode(&doc); err != nil {
+		at(1, 1, "", "cannot decode: "+err.Error())
+		return r
+	}
+	m, ok := doc.(map[string]any)
+	if !ok {
+		at(1, 1, "", "a spec must be an object (a JSON object or a YAML mapping)")
+		return r
+	}
+	r.Doc = m
+	r.detectKind(at)
+	if r.Kind == "" {
+		return r
+	}
+	def, err := Definition(r.Kind)
+	if err != nil {
+		at(1, 1, "", err.Error())
+		return r
+	}
+	r.Problems = append(r.Problems, runCUE(def, expr, r.ix, m, filename)...)
+	r.Problems = append(r.Problems, semantic(&r, filename)...)
+	r.Problems = SortProblems(r.Problems)
+	return r
+}
+
+func (r *Result) detectKind(at func(line, col int, field, msg string)) {
+	if v, ok := r.Doc["apiVersion"]; ok && v != v1.APIVersion {
+		l, c := r.valuePos("apiVersion")
+		at(l, c, "apiVersion", fmt.Sprintf("unsupported apiVersion %s: this ldp reads %q", quote(v), v1.APIVersion))
+	}
+	if k, ok := r.Doc["kind"]; ok {
+		switch k {
+		case v1.KindPipeline, v1.KindWorkflow:
+			r.Kind = k.(string)
+		default:
+			l, c := r.valuePos("kind")
+			msg := fmt.Sprintf("unknown kind %s: ldp/v1 has Pipeline and Workflow", quote(k))
+			if s, ok := k.(string); ok {
+				msg += didYouMean(s, v1.Kinds())
+			}
+			at(l, c, "kind", msg)
+		}
+		return
+	}
+	kind, err := v1.DetectKind(map[string]any{"metadata": r.Doc["metadata"]})
+	if err != nil {
+		r.NotSpec = true
+		at(1, 1, "", err.Error())
+		return
+	}
+	r.Kind = kind
+}
+
+func (r *Result) valuePos(path ...string) (int, int) {
+	n, _ := r.ix.lookup(fieldPath(path))
+	if n == nil {
+		return 1, 1
+	}
+	return position(n.value)
+}
+
+var parseErrPos = regexp.MustCompile(`^(?:.*?):(\d+)(?::(\d+))?: (.*)$`)
+
+// parse reads JSON or YAML into a CUE expression that keeps the data file's positions.
+func parse(data []byte, filename string) (ast.Expr, *Problem) {
+	fail := func(err error) *Problem {
+		p := &Problem{File: filename, Line: 1, Column: 1}
+		msg := err.Error()
+		if errs := errors.Errors(err); len(errs) > 0 {
+			msg = errs[0].Error()
+			if pos := errs[0].Position(); pos.IsValid() {
+				p.Line, p.Column = position(pos)
+			}
+		}
+		msg = strings.TrimSpace(msg)
+		if m := parseErrPos.FindStringSubmatch(msg); m != nil {
+			p.Line, _ = strconv.Atoi(m[1])
+			if m[2] != "" {
+				p.Column, _ = strconv.Atoi(m[2])
+			}
+			msg = m[3]
+		}
+		msg = strings.TrimPrefix(msg, fmt.Sprintf("invalid JSON for file %q: ", filename))
+		if i := strings.LastIndex(msg, filename+":"); i >= 0 {
+			msg = strings.TrimSpace(msg[:i])
+		}
+		kind := "JSON"
+		if v1.IsYAML(filename) {
+			kind = "YAML"
+		}
+		p.Message = fmt.Sprintf("invalid %s: %s", kind, msg)
+		if kind == "YAML" && lineStartsWithTab(data, p.Line) {
+			p.Message += " (YAML indents with spaces; this line starts with a tab)"
+		}
+		return p
+	}
+	if v1.IsYAML(filename) {
+		f, err := yaml.Extract(filename, data)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return fileExpr(f), nil
+	}
+	e, err := json.Extract(filename, data)
+	if err != nil {
+		return nil, fail(err)
+	}
+	return e, nil
+}
+
+// fileExpr turns a YAML document's file into the expression of its top-level value.
+func fileExpr(f *ast.File) ast.Expr {
+	if len(f.Decls) == 1 {
+		if em, ok := f.Decls[0].(*ast.EmbedDecl); ok {
+			return em.Expr
+		}
+	}
+	s := &ast.StructLit{Elts: f.Decls}
+	if len(f.Decls) > 0 {
+		ast.SetPos(s, f.Decls[0].Pos())
+	}
+	return s
+}
+
+func humanBytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func lineStartsWithTab(data []byte, line int) bool {
+	lines := strings.Split(string(data), "\n")
+	return line >= 1 && line <= len(lines) && strings.HasPrefix(lines[line-1], "\t")
+}
