@@ -9,7 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"cuelang.org/go/cue/cuecontext"
+	cueyaml "cuelang.org/go/encoding/yaml"
 
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
@@ -118,6 +119,10 @@ func strictDecode(js []byte, v any) error {
 }
 
 // ToJSON turns the bytes of a spec file into JSON: YAML is converted, JSON is passed through.
+//
+// YAML is read with CUE's decoder, the one package schemas validates with, so that a value
+// means the same to both: it follows YAML 1.2, where yes, no and on stay strings (a YAML 1.1
+// reader would turn accepted_values: [yes, no] into booleans after validation passed).
 func ToJSON(data []byte, path string) ([]byte, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, ldperr.Configf(path, "is empty")
@@ -125,7 +130,12 @@ func ToJSON(data []byte, path string) ([]byte, error) {
 	if !IsYAML(path) {
 		return data, nil
 	}
-	js, err := yaml.YAMLToJSON(data)
+	f, err := cueyaml.Extract(path, data)
+	if err != nil {
+		return nil, &ldperr.ConfigError{File: path, Msg: "invalid YAML", Err: err}
+	}
+	v := cuecontext.New().BuildFile(f)
+	js, err := v.MarshalJSON()
 	if err != nil {
 		return nil, &ldperr.ConfigError{File: path, Msg: "invalid YAML", Err: err}
 	}

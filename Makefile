@@ -1,0 +1,39 @@
+# ldp's build, test and demo entry points. `make help` lists them.
+GO       ?= go
+BIN      := bin/ldp
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+LDFLAGS  := -X main.version=$(VERSION)
+FUZZTIME ?= 20s
+
+.DEFAULT_GOAL := help
+.PHONY: help build test demo bench fmt fmtcheck vet fuzz clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## Build bin/ldp
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ldp
+
+test: fmtcheck vet ## Check formatting, vet, and run every test
+	$(GO) test -count=1 ./...
+
+demo: build ## Run the demo (offline)
+	./$(BIN) validate config/samples
+
+bench: ## Run the Go benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fmt: ## Format the code
+	gofmt -w $$(git ls-files '*.go')
+
+fmtcheck:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet: ## Run go vet
+	$(GO) vet ./...
+
+fuzz: ## Fuzz spec loading and validation for FUZZTIME (20s)
+	$(GO) test ./schemas -run '^$$' -fuzz FuzzValidate -fuzztime $(FUZZTIME)
+
+clean: ## Remove build output
+	rm -rf bin
