@@ -54,6 +54,19 @@ func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code
 // Silent returns an error that makes the command exit with code and print nothing more.
 func Silent(code int) error { return &ExitError{Code: code} }
 
+// DataGate is implemented by errors that mean "a quality check held the data back": nothing
+// is broken, the data is. They exit with 3 and are never retried.
+type DataGate interface {
+	error
+	DataGate() bool
+}
+
+// IsDataGate reports whether err is (or wraps) a data gate.
+func IsDataGate(err error) bool {
+	var g DataGate
+	return errors.As(err, &g) && g.DataGate()
+}
+
 // ExitCode maps an error to the exit code of the command that returned it.
 func ExitCode(err error) int {
 	if err == nil {
@@ -62,6 +75,9 @@ func ExitCode(err error) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		return ee.Code
+	}
+	if IsDataGate(err) {
+		return ExitDataGate
 	}
 	return ExitFailed
 }

@@ -1,0 +1,201 @@
+// Package engine is ldp's execution engine: an embedded DuckDB that reads sources, filters
+// windows, runs transforms and quality checks as SQL, and writes Parquet. Iceberg tables reach
+// it as the Parquet files package lake plans, because no DuckDB extension can be installed
+// offline.
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" driver
+)
+
+// DB is one in-memory DuckDB database used through a single connection, so the temporary
+// tables of a run live as long as the run.
+type DB struct {
+	db     *sql.DB
+	conn   *sql.Conn
+	tmpDir string
+}
+
+// Open starts an in-memory DuckDB with UTC as its time zone (so ts::DATE agrees with Iceberg's
+// day transform) and a private spill folder, so a source larger than memory still loads.
+func Open(ctx context.Context) (*DB, error) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, fmt.Errorf("start DuckDB: %w", err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("start DuckDB: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "ldp-duckdb-")
+	if err != nil {
+		conn.Close()
+		db.Close()
+		return nil, fmt.Errorf("start DuckDB: %w", err)
+	}
+	d := &DB{db: db, conn: conn, tmpDir: tmp}
+	for _, q := range []string{
+		"SET TimeZone = 'UTC'",
+		"SET temp_directory = " + Lit(filepath.Join(tmp, "spill")),
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
+	} {
+		if err := d.Exec(ctx, q); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// Close releases the connection and removes the spill folder.
+func (d *DB) Close() error {
+	if d == nil {
+		return nil
+	}
+	err := d.conn.Close()
+	if e := d.db.Close(); err == nil {
+		err = e
+	}
+	os.RemoveAll(d.tmpDir)
+	return err
+}
+
+// Exec runs a statement.
+func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
+	if _, err := d.conn.ExecContext(ctx, query, args...); err != nil {
+		return &Error{Query: query, Err: err}
+	}
+	return nil
+}
+
+// ExecCount runs a statement and returns the rows it changed (for COPY, the rows written).
+func (d *DB) ExecCount(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := d.conn.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, &Error{Query: query, Err: err}
+	}
+	return res.RowsAffected()
+}
+
+// Query runs a query.
+func (d *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	rows, err := d.conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, &Error{Query: query, Err: err}
+	}
+	return rows, nil
+}
+
+// QueryRow runs a query that returns one row and scans it into dest.
+func (d *DB) QueryRow(ctx context.Context, query string, dest ...any) error {
+	if err := d.conn.QueryRowContext(ctx, query).Scan(dest...); err != nil {
+		return &Error{Query: query, Err: err}
+	}
+	return nil
+}
+
+// Count returns the number of rows of a relation.
+func (d *DB) Count(ctx context.Context, relation string) (int64, error) {
+	var n int64
+	err := d.QueryRow(ctx, "SELECT count(*) FROM "+relation, &n)
+	return n, err
+}
+
+// Column is a column of a relation as DuckDB types it.
+type Column struct {
+	Name string
+	Type string
+}
+
+// Columns describes a relation or a query (anything that can follow FROM).
+func (d *DB) Columns(ctx context.Context, relation string) ([]Column, error) {
+	rows, err := d.Query(ctx, "DESCRIBE SELECT * FROM "+relation)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []Column
+	for rows.Next() {
+		var name, typ string
+		var null, key, def, extra sql.NullString
+		if err := rows.Scan(&name, &typ, &null, &key, &def, &extra); err != nil {
+			return nil, err
+		}
+		cols = append(cols, Column{Name: name, Type: typ})
+	}
+	return cols, rows.Err()
+}
+
+// Error is a failed DuckDB statement. Its message is DuckDB's, which names the file and line
+// of a malformed CSV row; the query is kept for -v logs, not shown by default.
+type Error struct {
+	Query string
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Ident quotes an identifier.
+func Ident(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// Lit quotes a string literal.
+func Lit(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// LitList writes a list literal of strings: ['a', 'b'].
+func LitList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = Lit(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// IcebergCast returns the type a column must be cast to before it is written to Parquet for an
+// Iceberg table, or "" when its type maps as it is. Iceberg has no unsigned or small integers,
+// no nanosecond timestamps, and no intervals.
+func IcebergCast(duckType string) string {
+	t := strings.ToUpper(duckType)
+	switch t {
+	case "TINYINT", "SMALLINT", "UTINYINT", "USMALLINT":
+		return "INTEGER"
+	case "UINTEGER":
+		return "BIGINT"
+	case "UBIGINT", "HUGEINT", "UHUGEINT":
+		return "DECIMAL(38,0)"
+	case "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S", "TIMESTAMP WITH TIME ZONE_NS":
+		return "TIMESTAMP"
+	case "INTERVAL", "JSON", "BIT", "TIME WITH TIME ZONE", "UUID", "VARINT", "BIGNUM":
+		return "VARCHAR"
+	}
+	if strings.HasPrefix(t, "ENUM(") {
+		return "VARCHAR"
+	}
+	return ""
+}
+
+// IcebergSelect writes a select list that casts every column to an Iceberg-compatible type.
+func IcebergSelect(cols []Column) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		if cast := IcebergCast(c.Type); cast != "" {
+			parts[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", Ident(c.Name), cast, Ident(c.Name))
+		} else {
+			parts[i] = Ident(c.Name)
+		}
+	}
+	return strings.Join(parts, ", ")
+}

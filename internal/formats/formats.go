@@ -1,0 +1,195 @@
+// Package formats reads and writes the file formats of sources and targets (CSV, Parquet and
+// JSON) through DuckDB: a source is a table expression DuckDB reads, and a file target is
+// written to a temporary file in the same folder and renamed into place, so a reader never
+// sees half a file.
+package formats
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/csv"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+// File formats.
+const (
+	CSV     = "CSV"
+	Parquet = "PARQUET"
+	JSON    = "JSON"
+	Iceberg = "ICEBERG"
+)
+
+// Source returns the DuckDB table expression that reads a file source at path (already
+// resolved against the spec's folder). A missing file is an error naming the path.
+func Source(format, path string, opts *v1.ReadOptions) (string, error) {
+	if _, err := os.Stat(path); err != nil {
+		if os.IsNotExist(err) {
+			return "", &SourceMissingError{Path: path}
+		}
+		return "", fmt.Errorf("source %s: %w", path, err)
+	}
+	switch strings.ToUpper(format) {
+	case CSV:
+		// The dialect is fixed (comma, header) and only the types are inferred: left to guess,
+		// DuckDB's sniffer reads a file with a ragged row as one wide column instead of failing.
+		delim, header := ",", true
+		if opts != nil {
+			if opts.Delimiter != "" {
+				delim = opts.Delimiter
+			}
+			if opts.Header != nil {
+				header = *opts.Header
+			}
+		}
+		return fmt.Sprintf("read_csv(%s, delim = %s, header = %t, strict_mode = true)", engine.Lit(path), engine.Lit(delim), header), nil
+	case Parquet:
+		return "read_parquet(" + engine.Lit(path) + ")", nil
+	case JSON:
+		// format 'auto' reads a JSON array or newline-delimited JSON.
+		return "read_json(" + engine.Lit(path) + ", format = 'auto')", nil
+	}
+	return "", ldperr.Configf("", "cannot read a %s source from a file", format)
+}
+
+// SourceMissingError is a source file that is not there (yet). It is an I/O error: a retry may
+// find the file landed.
+type SourceMissingError struct{ Path string }
+
+func (e *SourceMissingError) Error() string {
+	return fmt.Sprintf("source file %s does not exist", e.Path)
+}
+
+// Retriable marks a missing source as worth another attempt.
+func (e *SourceMissingError) Retriable() bool { return true }
+
+var csvLine = regexp.MustCompile(`(?s)CSV Error on Line: (\d+)(.*)`)
+
+// ReadError rewrites DuckDB's error for a source that could not be read so that it names the
+// file and the line, and never echoes the row itself (it may hold personal data).
+func ReadError(format, path string, opts *v1.ReadOptions, err error) error {
+	msg := err.Error()
+	if strings.EqualFold(format, CSV) && strings.Contains(msg, "Error when sniffing file") {
+		// The sniffer fails on a ragged row inside its sample without saying where: find it.
+		if line, detail, ok := locateCSVError(path, opts); ok {
+			return &ReadFailedError{Path: path, Line: strconv.Itoa(line), Msg: "malformed CSV row: " + detail, Err: err}
+		}
+	}
+	if m := csvLine.FindStringSubmatch(msg); m != nil {
+		var keep []string
+		for _, l := range strings.Split(m[2], "\n") {
+			l = strings.TrimSpace(l)
+			if l == "" || strings.HasPrefix(l, "Original Line") || strings.HasPrefix(l, "Possible fixes") || strings.HasPrefix(l, "* ") {
+				continue
+			}
+			keep = append(keep, l)
+		}
+		detail := strings.Join(keep, "; ")
+		if detail != "" {
+			detail = ": " + detail
+		}
+		return &ReadFailedError{Path: path, Line: m[1], Msg: "malformed CSV row" + detail, Err: err}
+	}
+	return &ReadFailedError{Path: path, Msg: firstLine(msg), Err: err}
+}
+
+// ReadFailedError is a source file that could not be read.
+type ReadFailedError struct {
+	Path string
+	Line string
+	Msg  string
+	Err  error
+}
+
+func (e *ReadFailedError) Error() string {
+	if e.Line != "" {
+		return fmt.Sprintf("read %s:%s: %s", e.Path, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("read %s: %s", e.Path, e.Msg)
+}
+
+func (e *ReadFailedError) Unwrap() error { return e.Err }
+
+// locateCSVError finds the first row whose number of fields differs from the header's.
+func locateCSVError(path string, opts *v1.ReadOptions) (int, string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", false
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = 0
+	r.LazyQuotes = true
+	if opts != nil && opts.Delimiter != "" {
+		r.Comma = []rune(opts.Delimiter)[0]
+	}
+	for {
+		_, err := r.Read()
+		if err == io.EOF {
+			return 0, "", false
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			if errors.Is(pe.Err, csv.ErrFieldCount) {
+				return pe.Line, "wrong number of fields", true
+			}
+			return pe.Line, pe.Err.Error(), true
+		}
+		if err != nil {
+			return 0, "", false
+		}
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// WriteFile writes the rows of query to path as CSV or Parquet, atomically: into a temporary
+// file beside it, then renamed over it. It returns the rows written.
+func WriteFile(ctx context.Context, db *engine.DB, query, format, path string) (int64, error) {
+	var opts string
+	switch strings.ToUpper(format) {
+	case CSV:
+		opts = "FORMAT csv, HEADER true"
+	case Parquet:
+		opts = "FORMAT parquet, COMPRESSION zstd"
+	default:
+		return 0, ldperr.Configf("", "cannot write a %s file", format)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+".ldp-tmp-"+randomHex(6))
+	n, err := db.ExecCount(ctx, fmt.Sprintf("COPY (%s) TO %s (%s)", query, engine.Lit(tmp), opts))
+	if err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	return n, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

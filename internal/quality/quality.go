@@ -1,0 +1,505 @@
+// Package quality runs the quality checks of a spec over a batch before it is written. The
+// checks compile to one SQL aggregate that DuckDB evaluates in a single pass, and their
+// results carry counts and numeric metrics only: never a row's values, which may be personal.
+package quality
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/engine"
+)
+
+// Result is the verdict of one check.
+type Result struct {
+	Name        string             `json:"name"`
+	Check       string             `json:"check"`
+	Passed      bool               `json:"passed"`
+	Details     string             `json:"details"`
+	FailingRows int64              `json:"failing_rows"`
+	Metrics     map[string]float64 `json:"metrics,omitempty"`
+}
+
+// Report is the verdict of every check of a batch.
+type Report struct {
+	OnFailure string   `json:"on_failure"`
+	Rows      int64    `json:"rows"`
+	Results   []Result `json:"results"`
+}
+
+// Passed reports whether every check passed.
+func (r *Report) Passed() bool { return len(r.Failures()) == 0 }
+
+// Failures are the checks that failed.
+func (r *Report) Failures() []Result {
+	var out []Result
+	for _, res := range r.Results {
+		if !res.Passed {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// Counts returns how many checks passed and failed.
+func (r *Report) Counts() (passed, failed int) {
+	for _, res := range r.Results {
+		if res.Passed {
+			passed++
+		} else {
+			failed++
+		}
+	}
+	return
+}
+
+// Lines is one line per check, for stderr.
+func (r *Report) Lines() []string {
+	out := make([]string, len(r.Results))
+	for i, res := range r.Results {
+		verdict := "passed"
+		if !res.Passed {
+			verdict = "FAILED"
+		}
+		out[i] = fmt.Sprintf("check %s: %s: %s", res.Name, verdict, res.Details)
+	}
+	return out
+}
+
+// GateError is a batch held back by a failed check with on_failure "fail". It is a data gate:
+// exit code 3, never retried.
+type GateError struct {
+	Target string
+	Report *Report
+}
+
+func (e *GateError) Error() string {
+	var names []string
+	for _, f := range e.Report.Failures() {
+		names = append(names, f.Name)
+	}
+	return fmt.Sprintf("data gate: %d of %d checks failed (%s); nothing was written to %s",
+		len(names), len(e.Report.Results), strings.Join(names, ", "), e.Target)
+}
+
+// DataGate marks the error as a data gate.
+func (e *GateError) DataGate() bool { return true }
+
+// Context is what a check measures against.
+type Context struct {
+	// SourceRows is the row count row_count equals="source" compares with: the rows kept.
+	SourceRows int64
+	// Now is the time freshness measures from when a check has no now of its own: the end of
+	// the window in a windowed run, else the current time.
+	Now time.Time
+	// Location reads a timestamp without a time zone (UTC when nil).
+	Location *time.Location
+}
+
+// plan is one check's SQL expressions and the function that turns their values into a result.
+type plan struct {
+	exprs []string
+	eval  func(vals []any) Result
+}
+
+// Run evaluates checks over relation (a table or view in db) and returns the report.
+func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check, qc Context, onFailure string) (*Report, error) {
+	cols, err := db.Columns(ctx, relation)
+	if err != nil {
+		return nil, err
+	}
+	types := map[string]string{}
+	for _, c := range cols {
+		types[c.Name] = c.Type
+	}
+	if qc.Location == nil {
+		qc.Location = time.UTC
+	}
+	if qc.Now.IsZero() {
+		qc.Now = time.Now()
+	}
+	rep := &Report{OnFailure: onFailure}
+	plans := make([]plan, len(checks))
+	exprs := []string{"count(*)"}
+	for i, c := range checks {
+		plans[i] = compile(c, types, relation, qc)
+		exprs = append(exprs, plans[i].exprs...)
+	}
+	vals := make([]any, len(exprs))
+	ptrs := make([]any, len(exprs))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := db.QueryRow(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+relation, ptrs...); err != nil {
+		return nil, fmt.Errorf("run quality checks: %w", err)
+	}
+	rep.Rows = toInt(vals[0])
+	at := 1
+	for _, p := range plans {
+		n := len(p.exprs)
+		res := p.eval(vals[at : at+n])
+		rep.Results = append(rep.Results, res)
+		at += n
+	}
+	return rep, nil
+}
+
+func name(c v1.Check) string {
+	switch {
+	case c.Columns != nil && c.Columns.Names != nil:
+		return fmt.Sprintf("%s(%s)", c.Check, strings.Join(c.Columns.Names, ", "))
+	case c.Columns != nil:
+		return fmt.Sprintf("%s(%s)", c.Check, strings.Join(sortedKeys(c.Columns.Types), ", "))
+	case c.Column != "":
+		return fmt.Sprintf("%s(%s)", c.Check, c.Column)
+	}
+	return c.Check
+}
+
+func failed(c v1.Check, details string) plan {
+	return plan{eval: func([]any) Result {
+		return Result{Name: name(c), Check: c.Check, Details: details, Metrics: map[string]float64{}}
+	}}
+}
+
+func missing(c v1.Check, cols []string, types map[string]string) (plan, bool) {
+	var gone []string
+	for _, col := range cols {
+		if _, ok := types[col]; !ok {
+			gone = append(gone, col)
+		}
+	}
+	if len(gone) == 0 {
+		return plan{}, false
+	}
+	return failed(c, fmt.Sprintf("column %s not found in the batch", strings.Join(quoteAll(gone), ", "))), true
+}
+
+func compile(c v1.Check, types map[string]string, relation string, qc Context) plan {
+	switch c.Check {
+	case "row_count":
+		return rowCount(c, qc)
+	case "not_null":
+		cols := c.Columns.Names
+		if p, bad := missing(c, cols, types); bad {
+			return p
+		}
+		var conds, exprs []string
+		for _, col := range cols {
+			conds = append(conds, engine.Ident(col)+" IS NULL")
+			exprs = append(exprs, fmt.Sprintf("count(*) FILTER (WHERE %s IS NULL)", engine.Ident(col)))
+		}
+		exprs = append([]string{fmt.Sprintf("count(*) FILTER (WHERE %s)", strings.Join(conds, " OR "))}, exprs...)
+		return plan{exprs: exprs, eval: func(v []any) Result {
+			n := toInt(v[0])
+			m := map[string]float64{}
+			for i, col := range cols {
+				m["nulls."+col] = float64(toInt(v[i+1]))
+			}
+			return Result{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: m,
+				Details: fmt.Sprintf("%d %s with a null", n, rowsWord(n))}
+		}}
+	case "unique":
+		cols := c.Columns.Names
+		if p, bad := missing(c, cols, types); bad {
+			return p
+		}
+		key := identList(cols)
+		sub := fmt.Sprintf("(SELECT {'rows': coalesce(sum(n - 1), 0)::BIGINT, 'keys': count(*)} FROM (SELECT count(*) AS n FROM %s GROUP BY %s HAVING count(*) > 1))", relation, key)
+		return plan{exprs: []string{sub + ".rows", sub + ".keys"}, eval: func(v []any) Result {
+			rows, keys := toInt(v[0]), toInt(v[1])
+			return Result{Name: name(c), Check: c.Check, Passed: rows == 0, FailingRows: rows,
+				Metrics: map[string]float64{"duplicate_rows": float64(rows), "duplicate_keys": float64(keys)},
+				Details: fmt.Sprintf("%d duplicate %s in %d %s", rows, rowsWord(rows), keys, plural(keys, "key", "keys"))}
+		}}
+	case "accepted_values":
+		if p, bad := missing(c, []string{c.Column}, types); bad {
+			return p
+		}
+		col, list := acceptedList(c, types[c.Column])
+		expr := fmt.Sprintf("count(*) FILTER (WHERE %s IS NOT NULL AND %s NOT IN (%s))", engine.Ident(c.Column), col, list)
+		return plan{exprs: []string{expr}, eval: func(v []any) Result {
+			n := toInt(v[0])
+			return Result{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: map[string]float64{},
+				Details: fmt.Sprintf("%d %s outside the %d accepted values", n, rowsWord(n), len(c.Values))}
+		}}
+	case "range":
+		if p, bad := missing(c, []string{c.Column}, types); bad {
+			return p
+		}
+		if !isNumeric(types[c.Column]) {
+			return failed(c, fmt.Sprintf("column %q is %s, not a number", c.Column, types[c.Column]))
+		}
+		var conds []string
+		if c.Min != nil {
+			conds = append(conds, fmt.Sprintf("%s < %s", engine.Ident(c.Column), num(*c.Min)))
+		}
+		if c.Max != nil {
+			conds = append(conds, fmt.Sprintf("%s > %s", engine.Ident(c.Column), num(*c.Max)))
+		}
+		cond := "false"
+		if len(conds) > 0 {
+			cond = strings.Join(conds, " OR ")
+		}
+		col := engine.Ident(c.Column)
+		exprs := []string{fmt.Sprintf("count(*) FILTER (WHERE %s)", cond), fmt.Sprintf("min(%s)::DOUBLE", col), fmt.Sprintf("max(%s)::DOUBLE", col)}
+		return plan{exprs: exprs, eval: func(v []any) Result {
+			n := toInt(v[0])
+			m := map[string]float64{}
+			if f, ok := toFloat(v[1]); ok {
+				m["min"] = f
+			}
+			if f, ok := toFloat(v[2]); ok {
+				m["max"] = f
+			}
+			return Result{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: m,
+				Details: fmt.Sprintf("%d %s outside %s", n, rowsWord(n), bounds(c.Min, c.Max))}
+		}}
+	case "freshness":
+		return freshness(c, types, qc)
+	case "schema":
+		return schemaCheck(c, types)
+	}
+	return failed(c, fmt.Sprintf("unknown check %q", c.Check))
+}
+
+func rowCount(c v1.Check, qc Context) plan {
+	return plan{exprs: []string{"count(*)"}, eval: func(v []any) Result {
+		n := toInt(v[0])
+		var problems []string
+		if c.Min != nil && float64(n) < *c.Min {
+			problems = append(problems, fmt.Sprintf("fewer than min %s", num(*c.Min)))
+		}
+		if c.Max != nil && float64(n) > *c.Max {
+			problems = append(problems, fmt.Sprintf("more than max %s", num(*c.Max)))
+		}
+		want := int64(-1)
+		switch e := c.Equals.(type) {
+		case string:
+			if e == "source" {
+				want = qc.SourceRows
+			}
+		case float64:
+			want = int64(e)
+		}
+		if want >= 0 && n != want {
+			problems = append(problems, fmt.Sprintf("want exactly %d", want))
+		}
+		d := fmt.Sprintf("%d %s", n, rowsWord(n))
+		if len(problems) > 0 {
+			d += ": " + strings.Join(problems, ", ")
+		}
+		return Result{Name: name(c), Check: c.Check, Passed: len(problems) == 0, Details: d, Metrics: map[string]float64{"rows": float64(n)}}
+	}}
+}
+
+func freshness(c v1.Check, types map[string]string, qc Context) plan {
+	if p, bad := missing(c, []string{c.Column}, types); bad {
+		return p
+	}
+	t := strings.ToUpper(types[c.Column])
+	col := engine.Ident(c.Column)
+	var expr string
+	zoned := strings.Contains(t, "WITH TIME ZONE")
+	switch {
+	case zoned:
+		expr = fmt.Sprintf("epoch_us(max(%s))", col)
+	case strings.HasPrefix(t, "TIMESTAMP"), t == "DATE":
+		expr = fmt.Sprintf("epoch_us(max(%s)::TIMESTAMP)", col)
+	default:
+		return failed(c, fmt.Sprintf("column %q is %s, not a date or a timestamp", c.Column, types[c.Column]))
+	}
+	now := qc.Now
+	if c.Now != "" {
+		if t, err := time.Parse(time.RFC3339Nano, c.Now); err == nil {
+			now = t
+		}
+	}
+	maxAge := time.Duration(*c.MaxAgeHours * float64(time.Hour))
+	return plan{exprs: []string{expr}, eval: func(v []any) Result {
+		res := Result{Name: name(c), Check: c.Check, Metrics: map[string]float64{}}
+		us, ok := v[0].(int64)
+		if !ok {
+			res.Details = "no values to measure"
+			return res
+		}
+		newest := time.UnixMicro(us).UTC()
+		if !zoned { // a wall-clock time, read in the window's zone
+			newest = time.Date(newest.Year(), newest.Month(), newest.Day(), newest.Hour(), newest.Minute(), newest.Second(), newest.Nanosecond(), qc.Location)
+		}
+		age := now.Sub(newest)
+		res.Metrics["age_hours"] = round(age.Hours())
+		res.Passed = age <= maxAge
+		res.Details = fmt.Sprintf("newest value is %s old at %s (max %s h)", roundDuration(age), now.UTC().Format(time.RFC3339), num(*c.MaxAgeHours))
+		return res
+	}}
+}
+
+func schemaCheck(c v1.Check, types map[string]string) plan {
+	var problems []string
+	var bad int64
+	if c.Columns.Types == nil {
+		for _, col := range c.Columns.Names {
+			if _, ok := types[col]; !ok {
+				problems = append(problems, fmt.Sprintf("%q missing", col))
+			}
+		}
+	} else {
+		for _, col := range sortedKeys(c.Columns.Types) {
+			want := c.Columns.Types[col]
+			got, ok := types[col]
+			switch {
+			case !ok:
+				problems = append(problems, fmt.Sprintf("%q missing", col))
+			case NormalizeType(want) != ArrowType(got):
+				problems = append(problems, fmt.Sprintf("%q is %s, want %s", col, ArrowType(got), want))
+			}
+		}
+	}
+	bad = int64(len(problems))
+	return plan{eval: func([]any) Result {
+		d := "every column present with its type"
+		if bad > 0 {
+			d = strings.Join(problems, "; ")
+		}
+		return Result{Name: name(c), Check: c.Check, Passed: bad == 0, Details: d, Metrics: map[string]float64{"mismatches": float64(bad)}}
+	}}
+}
+
+func acceptedList(c v1.Check, colType string) (string, string) {
+	allNum, allBool := true, true
+	for _, v := range c.Values {
+		switch v.(type) {
+		case float64:
+			allBool = false
+		case bool:
+			allNum = false
+		default:
+			allNum, allBool = false, false
+		}
+	}
+	var parts []string
+	switch {
+	case allNum && isNumeric(colType):
+		for _, v := range c.Values {
+			parts = append(parts, num(v.(float64)))
+		}
+		return engine.Ident(c.Column), strings.Join(parts, ", ")
+	case allBool && strings.EqualFold(colType, "BOOLEAN"):
+		for _, v := range c.Values {
+			parts = append(parts, strconv.FormatBool(v.(bool)))
+		}
+		return engine.Ident(c.Column), strings.Join(parts, ", ")
+	}
+	for _, v := range c.Values {
+		switch t := v.(type) {
+		case float64:
+			parts = append(parts, engine.Lit(num(t)))
+		default:
+			parts = append(parts, engine.Lit(fmt.Sprint(t)))
+		}
+	}
+	return "CAST(" + engine.Ident(c.Column) + " AS VARCHAR)", strings.Join(parts, ", ")
+}
+
+func isNumeric(duckType string) bool {
+	t := strings.ToUpper(duckType)
+	for _, p := range []string{"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func identList(cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = engine.Ident(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+func bounds(lo, hi *float64) string {
+	switch {
+	case lo != nil && hi != nil:
+		return fmt.Sprintf("[%s, %s]", num(*lo), num(*hi))
+	case lo != nil:
+		return ">= " + num(*lo)
+	case hi != nil:
+		return "<= " + num(*hi)
+	}
+	return "any bound"
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func round(f float64) float64 { return math.Round(f*100) / 100 }
+
+func roundDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + roundDuration(-d)
+	}
+	return d.Round(time.Minute).String()
+}
+
+func toInt(v any) int64 {
+	switch t := v.(type) {
+	case int64:
+		return t
+	case int32:
+		return int64(t)
+	case int:
+		return int64(t)
+	case float64:
+		return int64(t)
+	case uint64:
+		return int64(t)
+	case *big.Int: // DuckDB's HUGEINT
+		return t.Int64()
+	}
+	return 0
+}
+
+func toFloat(v any) (float64, bool) {
+	switch t := v.(type) {
+	case float64:
+		return t, true
+	case int64:
+		return float64(t), true
+	}
+	return 0, false
+}
+
+func rowsWord(n int64) string { return plural(n, "row", "rows") }
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func quoteAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Quote(x)
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
