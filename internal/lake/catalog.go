@@ -1,0 +1,130 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	"github.com/apache/iceberg-go/table"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+)
+
+// Catalog is the Iceberg catalog a spec names.
+type Catalog struct {
+	// Identifier is the catalog's name; Warehouse its absolute folder.
+	Identifier string
+	Warehouse  string
+
+	cat *sqlcat.Catalog
+	db  *sql.DB
+}
+
+// Open opens (creating on first use) the local catalog of c: iceberg-go's SQL catalog on
+// <warehouse>/<identifier>_catalog.db, with the warehouse folder resolved against baseDir.
+func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
+	if c == nil {
+		return nil, errors.New("no catalog: an ICEBERG target or source needs a catalog")
+	}
+	wp := c.WarehousePath
+	if wp == "" {
+		wp = v1.DefaultWarehousePath
+	}
+	if !filepath.IsAbs(wp) {
+		wp = filepath.Join(baseDir, wp)
+	}
+	wh, err := filepath.Abs(wp)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(wh, 0o755); err != nil {
+		return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
+	}
+	dbPath := filepath.Join(wh, c.Identifier+"_catalog.db")
+	// WAL lets readers run beside a writer; busy_timeout makes concurrent writers wait for each
+	// other instead of failing; immediate transactions take the write lock up front, so two
+	// writers never deadlock upgrading a read lock.
+	dsn := "file:" + dbPath + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+	}
+	cat, err := sqlcat.NewCatalog(c.Identifier, db, sqlcat.SQLite, iceberg.Properties{"warehouse": "file://" + wh})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+	}
+	return &Catalog{Identifier: c.Identifier, Warehouse: wh, cat: cat, db: db}, nil
+}
+
+// Close releases the catalog database.
+func (c *Catalog) Close() error {
+	if c == nil {
+		return nil
+	}
+	return c.db.Close()
+}
+
+// Ref names a table: namespace and name.
+type Ref struct {
+	Namespace string
+	Name      string
+}
+
+// RefOf is the table a pipeline's target names.
+func RefOf(t v1.Target) Ref {
+	return Ref{Namespace: t.Catalog.NamespaceName(), Name: t.Name}
+}
+
+// RefOfSource is the table an ICEBERG source names.
+func RefOfSource(s v1.Source) Ref {
+	return Ref{Namespace: s.Catalog.NamespaceName(), Name: s.Name}
+}
+
+func (r Ref) String() string { return r.Namespace + "." + r.Name }
+
+func (r Ref) ident() table.Identifier { return table.Identifier{r.Namespace, r.Name} }
+
+// NotFoundError is a table that does not exist (yet).
+type NotFoundError struct{ Ref Ref }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("table %s does not exist yet: nothing has been written to it", e.Ref)
+}
+
+// Load loads a table; a table that does not exist is a *NotFoundError.
+func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
+	t, err := c.cat.LoadTable(ctx, r.ident())
+	if err != nil {
+		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
+			return nil, &NotFoundError{Ref: r}
+		}
+		return nil, fmt.Errorf("load table %s: %w", r, err)
+	}
+	return t, nil
+}
+
+// LockPath is the file that serialises the read-modify-write of overwrite and upsert on a table
+// of the local catalog.
+func (c *Catalog) LockPath(r Ref) string {
+	return filepath.Join(c.Warehouse, ".ldp", "locks", r.String()+".lock")
+}
+
+func (c *Catalog) ensureNamespace(ctx context.Context, ns string) error {
+	err := c.cat.CreateNamespace(ctx, table.Identifier{ns}, nil)
+	if err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// localPath turns a file:// location into a path on this machine.
+func localPath(loc string) string { return strings.TrimPrefix(loc, "file://") }

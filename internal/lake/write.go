@@ -1,0 +1,548 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/flock"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+// ErrNoData is an empty batch: ldp never commits an empty snapshot.
+var ErrNoData = errors.New("No data to write") //nolint:staticcheck // the contract's message
+
+// Write modes.
+const (
+	Append    = "append"
+	Overwrite = "overwrite"
+	Upsert    = "upsert"
+)
+
+// WriteOptions say how a batch is written.
+type WriteOptions struct {
+	Mode        string
+	JoinCols    []string
+	PartitionBy []v1.PartitionField
+	// SnapshotProps go into the snapshot summary (ldp.* keys).
+	SnapshotProps map[string]string
+}
+
+// WriteResult says what a write did.
+type WriteResult struct {
+	Table       string `json:"table"`
+	Mode        string `json:"mode"`
+	RowsWritten int64  `json:"rows_written"`
+	RowsBefore  int64  `json:"rows_before"`
+	RowsAfter   int64  `json:"rows_after"`
+	SnapshotID  int64  `json:"snapshot_id"`
+}
+
+// Write writes the rows of relation (a table in db) to the table ref, creating the table on the
+// first write. One write is one snapshot: a schema union (new columns added by name) and the
+// data land in the same commit. On failure nothing is committed and the files it wrote are
+// removed.
+func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref Ref, o WriteOptions) (*WriteResult, error) {
+	rows, err := db.Count(ctx, relation)
+	if err != nil {
+		return nil, err
+	}
+	if rows == 0 {
+		return nil, ErrNoData
+	}
+	mode := strings.ToLower(o.Mode)
+	if mode == "" {
+		mode = Append
+	}
+	if mode == Upsert {
+		if len(o.JoinCols) == 0 {
+			return nil, ldperr.Configf("", "write_mode upsert needs join_cols")
+		}
+		if err := checkUniqueKeys(ctx, db, relation, o.JoinCols); err != nil {
+			return nil, err
+		}
+	}
+	if mode != Append {
+		// Appends commute; overwrite and upsert read the table, then replace what they read.
+		l, err := flock.Acquire(c.LockPath(ref))
+		if err != nil {
+			return nil, err
+		}
+		defer l.Release()
+	}
+	tmp, err := os.MkdirTemp("", "ldp-write-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	bs, err := batchSchema(ctx, db, relation, tmp)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := c.loadOrCreate(ctx, ref, bs, o.PartitionBy)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range o.JoinCols {
+		if _, ok := bs.FindFieldByName(k); !ok {
+			return nil, ldperr.Configf("", "join column %q is not in the data", k)
+		}
+	}
+	res := &WriteResult{Table: ref.String(), Mode: mode, RowsWritten: rows, RowsBefore: totalRecords(tbl.CurrentSnapshot())}
+	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp}
+	tx := tbl.NewTransaction()
+	if err := evolve(tx, tbl.Schema(), bs); err != nil {
+		return nil, err
+	}
+	staged, err := tx.StagedTable()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.stage(ctx, tx, staged.Table); err != nil {
+		w.removeFiles()
+		return nil, err
+	}
+	after, err := tx.Commit(ctx)
+	if err != nil {
+		if errors.Is(err, table.ErrCommitFailed) || strings.HasPrefix(err.Error(), "requirement failed") {
+			w.removeFiles()
+			return nil, &ConflictError{Ref: ref, Err: err}
+		}
+		// Any other error leaves the outcome unknown: the files may be referenced now.
+		return nil, fmt.Errorf("commit to %s: %w", ref, err)
+	}
+	snap := after.CurrentSnapshot()
+	res.SnapshotID = snap.SnapshotID
+	res.RowsAfter = totalRecords(snap)
+	return res, nil
+}
+
+// ConflictError is a commit that lost a race after iceberg-go's own retries: main moved in a
+// way the write could not be replayed on. Another attempt may succeed.
+type ConflictError struct {
+	Ref Ref
+	Err error
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("commit to %s conflicted with a concurrent writer: %v", e.Ref, e.Err)
+}
+func (e *ConflictError) Unwrap() error   { return e.Err }
+func (e *ConflictError) Retriable() bool { return true }
+
+func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema, pby []v1.PartitionField) (*table.Table, error) {
+	tbl, err := c.Load(ctx, ref)
+	var nf *NotFoundError
+	if !errors.As(err, &nf) {
+		return tbl, err
+	}
+	spec, err := partitionSpec(bs, pby)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ensureNamespace(ctx, ref.Namespace); err != nil {
+		return nil, err
+	}
+	tbl, err = c.cat.CreateTable(ctx, ref.ident(), bs, catalog.WithPartitionSpec(&spec), catalog.WithProperties(TableProperties))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return c.Load(ctx, ref) // another writer created it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", ref, err)
+	}
+	return tbl, nil
+}
+
+// evolve adds the batch's new columns to the table's schema in the write's transaction, and
+// keeps the name mapping (how files without field ids are read) in step with it.
+func evolve(tx *table.Transaction, current, batch *iceberg.Schema) error {
+	var added bool
+	for _, f := range batch.Fields() {
+		if _, ok := current.FindFieldByName(f.Name); !ok {
+			added = true
+		}
+	}
+	if !added {
+		return nil
+	}
+	if err := tx.UpdateSchema(true, false).UnionByNameWith(batch).Commit(); err != nil {
+		return ldperr.Configf("", "cannot add the new columns to the table: %v", err)
+	}
+	staged, err := tx.StagedTable()
+	if err != nil {
+		return err
+	}
+	mapping, err := jsonMapping(staged.Schema())
+	if err != nil {
+		return err
+	}
+	return tx.SetProperties(iceberg.Properties{table.DefaultNameMappingKey: mapping})
+}
+
+// writer stages one batch into a transaction.
+type writer struct {
+	db       *engine.DB
+	relation string
+	mode     string
+	joinCols []string
+	props    iceberg.Properties
+	tmp      string
+	written  []string // local paths of files this write created, removed on failure
+}
+
+func (w *writer) removeFiles() {
+	for _, p := range w.written {
+		os.Remove(p)
+	}
+	w.written = nil
+}
+
+// stage writes the batch's files and adds the data operation to tx, against tbl (the table
+// as the transaction sees it, after any schema change).
+func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Table) error {
+	if needsArrowWriter(tbl.Schema(), tbl.Spec()) {
+		return w.stageArrow(ctx, tx, tbl)
+	}
+	added, err := w.writeBatch(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	switch w.mode {
+	case Append:
+		return tx.AddFiles(ctx, added, w.props, false)
+	case Overwrite:
+		current, err := currentFiles(ctx, tbl)
+		if err != nil {
+			return err
+		}
+		if len(current) == 0 {
+			return tx.AddFiles(ctx, added, w.props, false)
+		}
+		return tx.ReplaceDataFiles(ctx, current, added, w.props)
+	case Upsert:
+		deleted, rewritten, err := w.rewriteWithout(ctx, tbl, w.keyMatch("t"))
+		if err != nil {
+			return err
+		}
+		if len(deleted) == 0 {
+			return tx.AddFiles(ctx, added, w.props, false)
+		}
+		return tx.ReplaceDataFiles(ctx, deleted, append(rewritten, added...), w.props)
+	}
+	return ldperr.Configf("", "unknown write mode %q: use append, overwrite or upsert", w.mode)
+}
+
+// keyMatch is a predicate over alias that is true for a row whose join key is in the batch.
+// Keys compare with IS NOT DISTINCT FROM, so a null key replaces a null key.
+func (w *writer) keyMatch(alias string) string {
+	var conds []string
+	for _, k := range w.joinCols {
+		conds = append(conds, fmt.Sprintf("b.%s IS NOT DISTINCT FROM %s.%s", engine.Ident(k), alias, engine.Ident(k)))
+	}
+	return fmt.Sprintf("EXISTS (SELECT 1 FROM %s b WHERE %s)", w.relation, strings.Join(conds, " AND "))
+}
+
+// selectList casts the batch's columns to the table's types, in the table's order; a table
+// column the batch lacks is left out (it reads as null).
+func selectList(ctx context.Context, db *engine.DB, relation string, sc *iceberg.Schema) (string, error) {
+	cols, err := db.Columns(ctx, relation)
+	if err != nil {
+		return "", err
+	}
+	have := map[string]bool{}
+	for _, c := range cols {
+		have[c.Name] = true
+	}
+	var parts []string
+	for _, f := range sc.Fields() {
+		if !have[f.Name] {
+			continue
+		}
+		if dt := duckType(f.Type); dt != "" {
+			parts = append(parts, fmt.Sprintf("CAST(%s AS %s) AS %s", engine.Ident(f.Name), dt, engine.Ident(f.Name)))
+		} else {
+			parts = append(parts, engine.Ident(f.Name))
+		}
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// writeBatch has DuckDB write the batch as Parquet under the table's data folder, one folder of
+// files per partition, and returns their locations.
+func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, error) {
+	sc, spec := tbl.Schema(), tbl.Spec()
+	sel, err := selectList(ctx, w.db, w.relation, sc)
+	if err != nil {
+		return nil, err
+	}
+	id := uuid.NewString()
+	dir := filepath.Join(localPath(tbl.Location()), "data", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var part []string
+	for i, f := range spec.Fields() {
+		src, _ := sc.FindFieldByID(f.SourceID())
+		expr := partitionExpr(src.Name, src.Type, f.Transform)
+		alias := "__ldp_p" + strconv.Itoa(i)
+		sel += ", " + expr + " AS " + alias
+		part = append(part, alias)
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
+	if len(part) == 0 {
+		out := filepath.Join(dir, "part-0.parquet")
+		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", q, engine.Lit(out)))
+	} else {
+		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (%s), FILENAME_PATTERN 'part-{i}')",
+			q, engine.Lit(dir), strings.Join(part, ", ")))
+	}
+	files, werr := listParquet(dir)
+	w.written = append(w.written, files...)
+	if err != nil {
+		return nil, fmt.Errorf("write data files: %w", err)
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	return locations(files), nil
+}
+
+// rewriteWithout finds the current data files that hold rows matching pred (over alias t) and
+// writes each again without them. It returns the files to delete and their replacements.
+func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred string) (deleted, rewritten []string, err error) {
+	current, err := currentFiles(ctx, tbl)
+	if err != nil || len(current) == 0 {
+		return nil, nil, err
+	}
+	q := fmt.Sprintf("SELECT DISTINCT filename FROM read_parquet(%s, filename = true, union_by_name = true, hive_partitioning = false) t WHERE %s ORDER BY 1",
+		engine.LitList(localPaths(current)), pred)
+	rows, err := w.db.Query(ctx, q)
+	if err != nil {
+		return nil, nil, fmt.Errorf("find the rows to replace: %w", err)
+	}
+	var affected []string
+	for rows.Next() {
+		var f string
+		if err := rows.Scan(&f); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		affected = append(affected, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	dir := filepath.Join(localPath(tbl.Location()), "data", uuid.NewString())
+	for i, f := range affected {
+		deleted = append(deleted, "file://"+f)
+		keep := fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false) t WHERE (%s) IS NOT TRUE", engine.Lit(f), pred)
+		n, err := w.db.Count(ctx, "("+keep+")")
+		if err != nil {
+			return nil, nil, err
+		}
+		if n == 0 {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, err
+		}
+		out := filepath.Join(dir, fmt.Sprintf("rewrite-%d.parquet", i))
+		w.written = append(w.written, out)
+		if err := w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", keep, engine.Lit(out))); err != nil {
+			return nil, nil, fmt.Errorf("rewrite %s: %w", f, err)
+		}
+		rewritten = append(rewritten, "file://"+out)
+	}
+	return deleted, rewritten, nil
+}
+
+// needsArrowWriter reports whether a spec has a transform whose value cannot be read back from
+// column bounds (bucket), or that DuckDB cannot compute (truncate of a decimal), so iceberg-go
+// must write the files itself.
+func needsArrowWriter(sc *iceberg.Schema, spec iceberg.PartitionSpec) bool {
+	for _, f := range spec.Fields() {
+		src, ok := sc.FindFieldByID(f.SourceID())
+		if !ok || !f.Transform.PreservesOrder() || partitionExpr(src.Name, src.Type, f.Transform) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// stageArrow hands the batch to iceberg-go's writer as Arrow, for bucket-partitioned tables.
+func (w *writer) stageArrow(ctx context.Context, tx *table.Transaction, tbl *table.Table) error {
+	sel, err := selectList(ctx, w.db, w.relation, tbl.Schema())
+	if err != nil {
+		return err
+	}
+	var filter iceberg.BooleanExpression
+	if w.mode == Upsert {
+		if filter, err = w.keyFilter(ctx); err != nil {
+			return err
+		}
+	}
+	// DuckDB writes the batch once to a scratch file; arrow-go streams it to iceberg-go's
+	// writer a row group at a time, so the batch is never whole in Go memory.
+	scratch := filepath.Join(w.tmp, "batch.parquet")
+	if err := w.db.Exec(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, ROW_GROUP_SIZE 65536)", sel, w.relation, engine.Lit(scratch))); err != nil {
+		return err
+	}
+	pf, err := file.OpenParquetFile(scratch, false)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 65536}, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	rdr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer rdr.Release()
+	switch w.mode {
+	case Append:
+		return tx.Append(ctx, rdr, w.props)
+	case Overwrite:
+		return tx.Overwrite(ctx, rdr, w.props)
+	default:
+		return tx.Overwrite(ctx, rdr, w.props, table.WithOverwriteFilter(filter))
+	}
+}
+
+// keyFilter is an Iceberg expression matching the batch's join keys, for upserts through the
+// Arrow writer.
+func (w *writer) keyFilter(ctx context.Context) (iceberg.BooleanExpression, error) {
+	keys := make([]string, len(w.joinCols))
+	for i, k := range w.joinCols {
+		keys[i] = engine.Ident(k)
+	}
+	rows, err := w.db.Query(ctx, fmt.Sprintf("SELECT DISTINCT %s FROM %s", strings.Join(keys, ", "), w.relation))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var match iceberg.BooleanExpression = iceberg.AlwaysFalse{}
+	for rows.Next() {
+		vals := make([]any, len(keys))
+		ptrs := make([]any, len(keys))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		var row iceberg.BooleanExpression = iceberg.AlwaysTrue{}
+		for i, k := range w.joinCols {
+			ref := iceberg.Reference(k)
+			var e iceberg.BooleanExpression
+			switch v := vals[i].(type) {
+			case nil:
+				e = iceberg.IsNull(ref)
+			case string:
+				e = iceberg.EqualTo(ref, v)
+			case int64:
+				e = iceberg.EqualTo(ref, v)
+			case int32:
+				e = iceberg.EqualTo(ref, v)
+			default:
+				return nil, ldperr.Configf("", "upsert into a bucket-partitioned table needs string or integer join columns; %q is %T", k, v)
+			}
+			row = iceberg.NewAnd(row, e)
+		}
+		match = iceberg.NewOr(match, row)
+	}
+	return match, rows.Err()
+}
+
+// checkUniqueKeys refuses an upsert batch that holds a join key twice: which row would win is
+// not defined, and the table must never hold a key twice.
+func checkUniqueKeys(ctx context.Context, db *engine.DB, relation string, keys []string) error {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = engine.Ident(k)
+	}
+	var dups int64
+	err := db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s GROUP BY %s HAVING count(*) > 1)", relation, strings.Join(q, ", ")), &dups)
+	if err != nil {
+		return err
+	}
+	if dups > 0 {
+		return fmt.Errorf("upsert batch holds %d join %s more than once on (%s): deduplicate the source or add a unique check", dups, plural(dups, "key", "keys"), strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+func currentFiles(ctx context.Context, tbl *table.Table) ([]string, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan the files of %s: %w", strings.Join(tbl.Identifier(), "."), err)
+	}
+	out := make([]string, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.File.FilePath()
+	}
+	return out, nil
+}
+
+func listParquet(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			out = append(out, p)
+		}
+		return err
+	})
+	return out, err
+}
+
+func locations(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = "file://" + p
+	}
+	return out
+}
+
+func localPaths(locs []string) []string {
+	out := make([]string, len(locs))
+	for i, l := range locs {
+		out[i] = localPath(l)
+	}
+	return out
+}
+
+func totalRecords(s *table.Snapshot) int64 {
+	if s == nil || s.Summary == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(s.Summary.Properties["total-records"], 10, 64)
+	return n
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
