@@ -127,6 +127,13 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 	}
 	tgt := obj(md, "target")
 	tp := p.child("target")
+	if src := obj(md, "source"); src != nil && tgt != nil {
+		sf, _ := str(src, "format")
+		tf, _ := str(tgt, "format")
+		if strings.EqualFold(sf, "ICEBERG") && strings.EqualFold(tf, "ICEBERG") {
+			c.at(tp.child("format"), "no pipeline reads an ICEBERG table into an ICEBERG table; export it to CSV or PARQUET (ldp pipelines lists the routes)")
+		}
+	}
 	if tgt != nil {
 		mode, _ := str(tgt, "write_mode")
 		if strings.EqualFold(mode, "upsert") {

@@ -25,8 +25,10 @@ func newRootCmd(s *streams) *cobra.Command {
 data before it lands, and publishes each window exactly once.
 
 Declare Pipelines and Workflows in spec files, then:
-  ldp validate config/          check every spec (CI gate; exit 1 on any problem)
-  ldp schema pipeline           print the JSON Schema of a spec, for your editor`,
+  ldp validate config/                 check every spec (CI gate; exit 1 on any problem)
+  ldp run config/orders.json           load, check and write (exit 3 when a check holds data back)
+  ldp query config/orders.json "SQL"   DuckDB SQL over the target table
+  ldp schema pipeline                  print the JSON Schema of a spec, for your editor`,
 		Version:       version,
 		SilenceErrors: true, // Main prints every error once
 		SilenceUsage:  true,
@@ -44,6 +46,10 @@ Declare Pipelines and Workflows in spec files, then:
 	root.AddCommand(
 		newValidateCmd(s),
 		newSchemaCmd(s),
+		newRunCmd(s),
+		newQueryCmd(s),
+		newSnapshotsCmd(s),
+		newPipelinesCmd(s),
 	)
 	return root
 }

@@ -42,8 +42,9 @@ func Source(format, path string, opts *v1.ReadOptions) (string, error) {
 	}
 	switch strings.ToUpper(format) {
 	case CSV:
-		// The dialect is fixed (comma, header) and only the types are inferred: left to guess,
-		// DuckDB's sniffer reads a file with a ragged row as one wide column instead of failing.
+		// The dialect is fixed (comma, header on the first line) and only the types are
+		// inferred. Left to guess, DuckDB's sniffer "repairs" a file with a ragged row: it reads
+		// it as one wide column, or skips lines until the ragged row becomes the header.
 		delim, header := ",", true
 		if opts != nil {
 			if opts.Delimiter != "" {
@@ -53,7 +54,7 @@ func Source(format, path string, opts *v1.ReadOptions) (string, error) {
 				header = *opts.Header
 			}
 		}
-		return fmt.Sprintf("read_csv(%s, delim = %s, header = %t, strict_mode = true)", engine.Lit(path), engine.Lit(delim), header), nil
+		return fmt.Sprintf("read_csv(%s, delim = %s, header = %t, skip = 0, strict_mode = true)", engine.Lit(path), engine.Lit(delim), header), nil
 	case Parquet:
 		return "read_parquet(" + engine.Lit(path) + ")", nil
 	case JSON:

@@ -25,6 +25,7 @@ func TestSourcesAndAtomicWrite(t *testing.T) {
 		"a.json":   `[{"id": 1, "city": "NYC"}, {"id": 2, "city": "BKK"}]`,
 		"a.ndjson": "{\"id\": 1, \"city\": \"NYC\"}\n{\"id\": 2, \"city\": \"BKK\"}\n",
 		"bad.csv":  "id,city\n1,NYC\n2,BKK,extra,columns\n3,LIS\n",
+		"tiny.csv": "id,city\n1,NYC\n2,BKK,x\n",
 		"big.csv":  bigCSV(),
 	}
 	for n, body := range files {
@@ -71,6 +72,14 @@ func TestSourcesAndAtomicWrite(t *testing.T) {
 	err = ReadError(CSV, filepath.Join(dir, "bad.csv"), nil, err)
 	if !strings.Contains(err.Error(), "bad.csv:3: malformed CSV row") || strings.Contains(err.Error(), "extra,columns") {
 		t.Errorf("malformed CSV error = %q; want the file and line, without the row", err)
+	}
+	// A ragged last row of a tiny file must not become the header.
+	tiny, _ := Source(CSV, filepath.Join(dir, "tiny.csv"), nil)
+	if _, err = db.Count(ctx, tiny); err == nil {
+		t.Fatal("a tiny CSV with a ragged row was read without error")
+	}
+	if err = ReadError(CSV, filepath.Join(dir, "tiny.csv"), nil, err); !strings.Contains(err.Error(), "tiny.csv:3: malformed CSV row") {
+		t.Errorf("tiny malformed CSV error = %q", err)
 	}
 	// In a large file the bad row lies past the sniffer's sample and DuckDB names the line.
 	big, _ := Source(CSV, filepath.Join(dir, "big.csv"), nil)

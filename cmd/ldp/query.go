@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/formats"
+	"github.com/ldp-dev/ldp/internal/lake"
+)
+
+type queryOptions struct {
+	spec, sql, output string
+	snapshot          int64
+	s                 *streams
+}
+
+func newQueryCmd(s *streams) *cobra.Command {
+	o := &queryOptions{s: s}
+	cmd := &cobra.Command{
+		Use:   "query SPEC SQL",
+		Short: "Run DuckDB SQL over a Pipeline's target table",
+		Long: `Run a DuckDB SQL query with the Pipeline's target registered under its target name
+(an Iceberg table as the Parquet files of its current snapshot, or of --snapshot for time
+travel), and the source of an export Pipeline under its source name.`,
+		Example: `  ldp query config/samples/nyc_taxi.json "SELECT city, count(*) FROM rides GROUP BY city"
+  ldp query orders.json "SELECT * FROM orders LIMIT 5" --output csv
+  ldp query orders.json "SELECT count(*) FROM orders" --snapshot 4484537308588128261`,
+		Args: exactArgs(2, `name the spec and the SQL, for example: ldp query orders.json "SELECT count(*) FROM orders"`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.spec, o.sql = args[0], args[1]
+			if err := oneOf(cmd, "output", o.output, "table", "csv", "json"); err != nil {
+				return err
+			}
+			return o.run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table, csv or json")
+	cmd.Flags().Int64Var(&o.snapshot, "snapshot", 0, "read the target table as of this snapshot id (see ldp snapshots)")
+	return cmd
+}
+
+func (o *queryOptions) run(ctx context.Context) error {
+	p, err := loadPipeline(o.spec)
+	if err != nil {
+		return err
+	}
+	db, err := engine.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := registerTarget(ctx, db, p, o.snapshot); err != nil {
+		return err
+	}
+	if p.Metadata.Source.Format == formats.Iceberg {
+		if err := registerIceberg(ctx, db, p.Metadata.Source.Name, p.Metadata.Source.Catalog, lake.RefOfSource(p.Metadata.Source), p.BaseDir, p.Metadata.Source.SnapshotID); err != nil {
+			return err
+		}
+	}
+	rows, err := db.Query(ctx, o.sql)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return writeRows(o.s.Out, rows, o.output)
+}
+
+func registerTarget(ctx context.Context, db *engine.DB, p *v1.Pipeline, snapshot int64) error {
+	t := p.Metadata.Target
+	if p.IsIceberg() {
+		return registerIceberg(ctx, db, t.Name, t.Catalog, lake.RefOf(t), p.BaseDir, snapshot)
+	}
+	if snapshot != 0 {
+		return fmt.Errorf("--snapshot applies to ICEBERG targets; %s is a %s file", t.Path, t.Format)
+	}
+	path := t.Path
+	if !strings.HasPrefix(path, "/") {
+		path = p.BaseDir + "/" + path
+	}
+	src, err := formats.Source(t.Format, path, nil)
+	if err != nil {
+		return err
+	}
+	return db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW %s AS SELECT * FROM %s", engine.Ident(t.Name), src))
+}
+
+func registerIceberg(ctx context.Context, db *engine.DB, view string, c *v1.Catalog, ref lake.Ref, base string, snapshot int64) error {
+	cat, err := lake.Open(ctx, c, base)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	tbl, err := cat.Load(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return lake.RegisterView(ctx, db, view, tbl, snapshot)
+}
+
+// writeRows prints a result set as an aligned table, CSV, or a JSON array of objects.
+func writeRows(w io.Writer, rows *sql.Rows, format string) error {
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	var all [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		all = append(all, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	switch format {
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write(cols)
+		for _, r := range all {
+			rec := make([]string, len(r))
+			for i, v := range r {
+				if v != nil {
+					rec[i] = formatValue(v)
+				}
+			}
+			cw.Write(rec)
+		}
+		cw.Flush()
+		return cw.Error()
+	case "json":
+		var b strings.Builder
+		b.WriteString("[")
+		for i, r := range all {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n  {")
+			for j, v := range r {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				k, _ := json.Marshal(cols[j])
+				b.Write(k)
+				b.WriteString(": ")
+				b.WriteString(jsonValue(v))
+			}
+			b.WriteString("}")
+		}
+		if len(all) > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("]\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	for _, r := range all {
+		cells := make([]string, len(r))
+		for i, v := range r {
+			if v == nil {
+				cells[i] = "NULL"
+			} else {
+				cells[i] = formatValue(v)
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "(%d %s)\n", len(all), plural(len(all), "row", "rows"))
+	return nil
+}
+
+func formatValue(v any) string {
+	switch t := v.(type) {
+	case time.Time:
+		if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
+			return t.UTC().Format("2006-01-02")
+		}
+		if t.Nanosecond() != 0 {
+			return t.UTC().Format("2006-01-02 15:04:05.999999")
+		}
+		return t.UTC().Format("2006-01-02 15:04:05")
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case float32:
+		return strconv.FormatFloat(float64(t), 'f', -1, 32)
+	case []byte:
+		return hex.EncodeToString(t)
+	case *big.Int:
+		return t.String()
+	}
+	return fmt.Sprint(v)
+}
+
+func jsonValue(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case bool, int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
+		b, _ := json.Marshal(t)
+		return string(b)
+	case *big.Int:
+		return t.String()
+	}
+	b, _ := json.Marshal(formatValue(v))
+	return string(b)
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

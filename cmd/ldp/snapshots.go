@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+func newSnapshotsCmd(s *streams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "snapshots SPEC",
+		Short: "List the snapshots of a Pipeline's Iceberg table, oldest first",
+		Example: `  ldp snapshots config/samples/nyc_taxi.json
+  ldp snapshots orders.json --json`,
+		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp snapshots orders.json"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := loadPipeline(args[0])
+			if err != nil {
+				return err
+			}
+			if !p.IsIceberg() {
+				return ldperr.Configf(args[0], "writes a %s file, which has no snapshots; snapshots are for ICEBERG targets", p.Metadata.Target.Format)
+			}
+			cat, err := lake.Open(cmd.Context(), p.Metadata.Target.Catalog, p.BaseDir)
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			tbl, err := cat.Load(cmd.Context(), lake.RefOf(p.Metadata.Target))
+			if err != nil {
+				return err
+			}
+			snaps := lake.Snapshots(tbl)
+			if asJSON {
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				if snaps == nil {
+					snaps = []lake.SnapshotInfo{}
+				}
+				return enc.Encode(snaps)
+			}
+			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "SNAPSHOT\tPARENT\tCOMMITTED (UTC)\tOPERATION\tADDED\tDELETED\tROWS\tLDP")
+			for _, sn := range snaps {
+				parent := "-"
+				if sn.ParentID != nil {
+					parent = fmt.Sprint(*sn.ParentID)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sn.ID, parent,
+					time.UnixMilli(sn.TimestampMs).UTC().Format("2006-01-02 15:04:05"), sn.Operation,
+					orDash(sn.Summary["added-records"]), orDash(sn.Summary["deleted-records"]), orDash(sn.Summary["total-records"]), ldpSummary(sn.Summary))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every snapshot with its whole summary as JSON")
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ldpSummary shows the ldp.* keys of a summary, sorted, with long keys shortened.
+func ldpSummary(m map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		if !strings.HasPrefix(k, "ldp.") {
+			continue
+		}
+		v := m[k]
+		if len(v) > 16 && strings.HasSuffix(k, "key") {
+			v = v[:12] + "…"
+		}
+		parts = append(parts, strings.TrimPrefix(k, "ldp.")+"="+v)
+	}
+	return strings.Join(parts, " ")
+}

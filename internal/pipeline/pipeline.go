@@ -1,0 +1,333 @@
+// Package pipeline runs one Pipeline: extract the source into DuckDB, apply the optional SQL
+// transform, run the quality checks, and write the batch to its target only if they pass.
+// Routes (source format to target format) are a registry, so a new format is one registration.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/formats"
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/quality"
+)
+
+// Route is a source format and a target format.
+type Route struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+}
+
+func (r Route) String() string { return r.Source + " -> " + r.Target }
+
+// writer writes a checked batch (the relation "ldp_batch") to the target of a run.
+type writer func(ctx context.Context, r *run) error
+
+var routes = map[Route]writer{}
+
+func register(src, tgt string, w writer) { routes[Route{Source: src, Target: tgt}] = w }
+
+func init() {
+	for _, src := range []string{formats.CSV, formats.Parquet, formats.JSON} {
+		register(src, formats.Iceberg, writeIceberg)
+		register(src, formats.CSV, writeFile)
+		register(src, formats.Parquet, writeFile)
+	}
+	register(formats.Iceberg, formats.CSV, writeFile)
+	register(formats.Iceberg, formats.Parquet, writeFile)
+}
+
+// Routes lists the registered routes, sorted.
+func Routes() []Route {
+	out := make([]Route, 0, len(routes))
+	for r := range routes {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// RouteOf is the route a pipeline takes; an unknown pair is a config error listing the routes.
+func RouteOf(p *v1.Pipeline) (Route, error) {
+	r := Route{Source: strings.ToUpper(p.Metadata.Source.Format), Target: strings.ToUpper(p.Metadata.Target.Format)}
+	if _, ok := routes[r]; ok {
+		return r, nil
+	}
+	var names []string
+	for _, x := range Routes() {
+		names = append(names, x.String())
+	}
+	return r, &ldperr.ConfigError{File: p.Path, Msg: fmt.Sprintf("no pipeline for %s; the routes are: %s", r, strings.Join(names, ", "))}
+}
+
+// Options change how a run goes.
+type Options struct {
+	// Mode overrides the spec's write mode.
+	Mode string
+	// Now is the clock freshness checks read when a check has no now of its own.
+	Now func() time.Time
+	// Log receives one line per quality check (stderr in the CLI).
+	Log io.Writer
+}
+
+// Status values of a run.
+const (
+	StatusPublished = "published"
+	StatusBlocked   = "blocked"
+	StatusFailed    = "failed"
+)
+
+// Result is what a run did.
+type Result struct {
+	Pipeline    string            `json:"pipeline"`
+	Route       string            `json:"route"`
+	Target      string            `json:"target"`
+	Mode        string            `json:"mode"`
+	Status      string            `json:"status"`
+	RowsRead    int64             `json:"rows_read"`
+	RowsKept    int64             `json:"rows_kept"`
+	RowsWritten int64             `json:"rows_written"`
+	Write       *lake.WriteResult `json:"write,omitempty"`
+	Quality     *quality.Report   `json:"quality,omitempty"`
+	DurationS   float64           `json:"duration_s"`
+	Stage       string            `json:"stage,omitempty"`
+	Error       string            `json:"error,omitempty"`
+}
+
+// run is the state of one run.
+type run struct {
+	p    *v1.Pipeline
+	opts Options
+	db   *engine.DB
+	res  *Result
+}
+
+// Stages of a run, as failures name them.
+const (
+	StageExtract   = "extract"
+	StageTransform = "transform"
+	StageValidate  = "validate"
+	StageWrite     = "write"
+)
+
+// StageError is a run that failed in one stage.
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (e *StageError) Error() string { return e.Err.Error() }
+func (e *StageError) Unwrap() error { return e.Err }
+
+// Run runs a pipeline once, outside any window (the direct mode). The result is returned with
+// the error too, so a blocked or failed run still reports what it read and checked.
+func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
+	start := time.Now()
+	route, err := RouteOf(p)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	mode := strings.ToLower(opts.Mode)
+	if mode == "" {
+		mode = p.Metadata.Target.WriteMode
+	}
+	r := &run{p: p, opts: opts, res: &Result{Pipeline: p.Identifier, Route: route.String(), Target: targetName(p), Mode: mode}}
+	db, err := engine.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	r.db = db
+	err = r.stages(ctx, routes[route])
+	r.res.DurationS = time.Since(start).Seconds()
+	switch {
+	case err == nil:
+		r.res.Status = StatusPublished
+	case ldperr.IsDataGate(err):
+		r.res.Status = StatusBlocked
+		r.res.Error = err.Error()
+	default:
+		r.res.Status = StatusFailed
+		r.res.Error = err.Error()
+	}
+	return r.res, err
+}
+
+func (r *run) stages(ctx context.Context, write writer) error {
+	if err := r.extract(ctx); err != nil {
+		return &StageError{Stage: StageExtract, Err: err}
+	}
+	if err := r.transform(ctx); err != nil {
+		return &StageError{Stage: StageTransform, Err: err}
+	}
+	if err := r.validate(ctx); err != nil {
+		return &StageError{Stage: StageValidate, Err: err}
+	}
+	if err := write(ctx, r); err != nil {
+		return &StageError{Stage: StageWrite, Err: err}
+	}
+	return nil
+}
+
+// resolve makes a spec path absolute against the spec's folder.
+func (r *run) resolve(p string) string {
+	if filepath.IsAbs(p) || strings.Contains(p, "://") {
+		return p
+	}
+	return filepath.Join(r.p.BaseDir, p)
+}
+
+func (r *run) toIceberg() bool { return strings.EqualFold(r.p.Metadata.Target.Format, formats.Iceberg) }
+
+// extract reads the source into the temp table "source".
+func (r *run) extract(ctx context.Context) error {
+	src := r.p.Metadata.Source
+	var from string
+	if strings.EqualFold(src.Format, formats.Iceberg) {
+		cat, err := lake.Open(ctx, src.Catalog, r.p.BaseDir)
+		if err != nil {
+			return err
+		}
+		defer cat.Close()
+		tbl, err := cat.Load(ctx, lake.RefOfSource(src))
+		if err != nil {
+			return err
+		}
+		if err := lake.RegisterView(ctx, r.db, "ldp_source", tbl, src.SnapshotID); err != nil {
+			return err
+		}
+		from = "ldp_source"
+	} else {
+		path := r.resolve(src.Path)
+		expr, err := formats.Source(src.Format, path, src.Options)
+		if err != nil {
+			return err
+		}
+		from = expr
+	}
+	sel := "*"
+	if r.toIceberg() {
+		cols, err := r.db.Columns(ctx, from)
+		if err != nil {
+			return r.readError(err)
+		}
+		sel = engine.IcebergSelect(cols)
+	}
+	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE source AS SELECT %s FROM %s", sel, from)); err != nil {
+		return r.readError(err)
+	}
+	n, err := r.db.Count(ctx, "source")
+	if err != nil {
+		return err
+	}
+	r.res.RowsRead, r.res.RowsKept = n, n
+	return nil
+}
+
+func (r *run) readError(err error) error {
+	src := r.p.Metadata.Source
+	if strings.EqualFold(src.Format, formats.Iceberg) {
+		return err
+	}
+	return formats.ReadError(src.Format, r.resolve(src.Path), src.Options, err)
+}
+
+// transform runs metadata.transform.sql over "source" into "ldp_batch", or makes "ldp_batch"
+// the extracted rows.
+func (r *run) transform(ctx context.Context) error {
+	t := r.p.Metadata.Transform
+	if t == nil {
+		return r.db.Exec(ctx, "CREATE TEMP VIEW ldp_batch AS SELECT * FROM source")
+	}
+	q := strings.TrimRight(strings.TrimSpace(t.SQL), ";")
+	sel := "*"
+	if r.toIceberg() {
+		cols, err := r.db.Columns(ctx, "("+q+")")
+		if err != nil {
+			return fmt.Errorf("metadata.transform.sql: %w", err)
+		}
+		sel = engine.IcebergSelect(cols)
+	}
+	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE ldp_batch AS SELECT %s FROM (%s)", sel, q)); err != nil {
+		return fmt.Errorf("metadata.transform.sql: %w", err)
+	}
+	return nil
+}
+
+// validate runs the quality checks; with on_failure "fail" a failure holds the batch back.
+func (r *run) validate(ctx context.Context) error {
+	q := r.p.Metadata.Quality
+	if q == nil || len(q.Checks) == 0 {
+		return nil
+	}
+	rep, err := quality.Run(ctx, r.db, "ldp_batch", q.Checks, quality.Context{SourceRows: r.res.RowsKept, Now: r.opts.Now()}, q.OnFailure)
+	if err != nil {
+		return err
+	}
+	r.res.Quality = rep
+	for _, l := range rep.Lines() {
+		fmt.Fprintln(r.opts.Log, l)
+	}
+	if !rep.Passed() && q.OnFailure != "warn" {
+		return &quality.GateError{Target: r.res.Target, Report: rep}
+	}
+	return nil
+}
+
+func writeIceberg(ctx context.Context, r *run) error {
+	t := r.p.Metadata.Target
+	cat, err := lake.Open(ctx, t.Catalog, r.p.BaseDir)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	res, err := cat.Write(ctx, r.db, "ldp_batch", lake.RefOf(t), lake.WriteOptions{
+		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy,
+		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
+	})
+	if err != nil {
+		return err
+	}
+	r.res.Write = res
+	r.res.RowsWritten = res.RowsWritten
+	return nil
+}
+
+func writeFile(ctx context.Context, r *run) error {
+	n, err := r.db.Count(ctx, "ldp_batch")
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return lake.ErrNoData
+	}
+	t := r.p.Metadata.Target
+	written, err := formats.WriteFile(ctx, r.db, "SELECT * FROM ldp_batch", t.Format, r.resolve(t.Path))
+	if err != nil {
+		return err
+	}
+	r.res.RowsWritten = written
+	return nil
+}
+
+func targetName(p *v1.Pipeline) string {
+	t := p.Metadata.Target
+	if strings.EqualFold(t.Format, formats.Iceberg) && t.Catalog != nil {
+		return lake.RefOf(t).String()
+	}
+	return t.Path
+}
