@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
@@ -72,12 +71,11 @@ func (o *queryOptions) run(ctx context.Context) error {
 			return err
 		}
 	}
-	rows, err := db.Query(ctx, o.sql)
+	cols, rows, err := db.Rows(ctx, o.sql)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	return writeRows(o.s.Out, rows, o.output)
+	return writeRows(o.s.Out, cols, rows, o.output)
 }
 
 func registerTarget(ctx context.Context, db *engine.DB, p *v1.Pipeline, snapshot int64) error {
@@ -113,26 +111,7 @@ func registerIceberg(ctx context.Context, db *engine.DB, view string, c *v1.Cata
 }
 
 // writeRows prints a result set as an aligned table, CSV, or a JSON array of objects.
-func writeRows(w io.Writer, rows *sql.Rows, format string) error {
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	var all [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
-		all = append(all, vals)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
+func writeRows(w io.Writer, cols []string, all [][]any, format string) error {
 	switch format {
 	case "csv":
 		cw := csv.NewWriter(w)

@@ -64,22 +64,12 @@ func (f *fixture) query(t *testing.T, q string) []string {
 	if err := RegisterView(f.ctx, f.db, "rides", tbl, 0); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := f.db.Query(f.ctx, q)
+	_, rows, err := f.db.Rows(f.ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
 	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
+	for _, vals := range rows {
 		parts := make([]string, len(vals))
 		for i, v := range vals {
 			parts[i] = fmt.Sprint(v)

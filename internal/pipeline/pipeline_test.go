@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
+
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -55,7 +57,8 @@ func icebergSpec(quality string) string {
 		"quality": ` + quality + `}}`
 }
 
-func snapshotCount(t *testing.T, p *v1.Pipeline) int {
+// loadTable loads the target table of p.
+func loadTable(t *testing.T, p *v1.Pipeline) *table.Table {
 	t.Helper()
 	ctx := context.Background()
 	cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
@@ -67,8 +70,10 @@ func snapshotCount(t *testing.T, p *v1.Pipeline) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(lake.Snapshots(tbl))
+	return tbl
 }
+
+func snapshotCount(t *testing.T, p *v1.Pipeline) int { return len(lake.Snapshots(loadTable(t, p))) }
 
 // TestEachFailingCheckBlocksTheBatch: for every kind of check, a failing batch is held back
 // as a data gate (exit 3) and the table's snapshots stay as they were.
@@ -200,15 +205,7 @@ func TestUnknownRouteListsTheRoutes(t *testing.T) {
 func queryTable(t *testing.T, p *v1.Pipeline, q string, snapshot int64) string {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	tbl, err := cat.Load(ctx, lake.RefOf(p.Metadata.Target))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := loadTable(t, p)
 	db, err := engine.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -217,20 +214,12 @@ func queryTable(t *testing.T, p *v1.Pipeline, q string, snapshot int64) string {
 	if err := lake.RegisterView(ctx, db, "t", tbl, snapshot); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.Query(ctx, q)
+	_, rows, err := db.Rows(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
 	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		rows.Scan(ptrs...)
+	for _, vals := range rows {
 		parts := make([]string, len(vals))
 		for i, v := range vals {
 			parts[i] = fmt.Sprint(v)
@@ -270,12 +259,7 @@ func TestTypesIcebergLacksAreCast(t *testing.T) {
 	if _, err := Run(ctx, p, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	cat, _ := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
-	defer cat.Close()
-	tbl, err := cat.Load(ctx, lake.RefOf(p.Metadata.Target))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := loadTable(t, p)
 	var types []string
 	for _, f := range tbl.Schema().Fields() {
 		types = append(types, f.Name+":"+f.Type.String())
