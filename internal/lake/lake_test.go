@@ -258,3 +258,19 @@ func TestTwoReadPathsAgree(t *testing.T) {
 	}
 	_ = iceberg.AlwaysTrue{}
 }
+
+// newFixtureOn opens a second catalog handle and DuckDB on the same warehouse: another writer.
+func newFixtureOn(t *testing.T, f *fixture) *fixture {
+	t.Helper()
+	db, err := engine.Open(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cat, err := Open(f.ctx, &v1.Catalog{Identifier: f.cat.Identifier, WarehousePath: f.cat.Warehouse}, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	return &fixture{ctx: f.ctx, db: db, cat: cat, ref: f.ref}
+}

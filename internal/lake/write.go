@@ -202,7 +202,11 @@ type writer struct {
 	joinCols []string
 	props    iceberg.Properties
 	tmp      string
-	written  []string // local paths of files this write created, removed on failure
+	// replaceWhere narrows an overwrite to the rows it selects (a window's); "" is the table.
+	replaceWhere string
+	// added caches the batch's files: a re-stage after main moved reuses them.
+	added   []string
+	written []string // local paths of files this write created, removed on failure
 }
 
 func (w *writer) removeFiles() {
@@ -218,14 +222,28 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 	if needsArrowWriter(tbl.Schema(), tbl.Spec()) {
 		return w.stageArrow(ctx, tx, tbl)
 	}
-	added, err := w.writeBatch(ctx, tbl)
-	if err != nil {
-		return err
+	if w.added == nil {
+		added, err := w.writeBatch(ctx, tbl)
+		if err != nil {
+			return err
+		}
+		w.added = added
 	}
+	added := w.added
 	switch w.mode {
 	case Append:
 		return tx.AddFiles(ctx, added, w.props, false)
 	case Overwrite:
+		if w.replaceWhere != "" {
+			deleted, rewritten, err := w.rewriteWithout(ctx, tbl, w.replaceWhere)
+			if err != nil {
+				return err
+			}
+			if len(deleted) == 0 {
+				return tx.AddFiles(ctx, added, w.props, false)
+			}
+			return tx.ReplaceDataFiles(ctx, deleted, append(rewritten, added...), w.props)
+		}
 		current, err := currentFiles(ctx, tbl)
 		if err != nil {
 			return err

@@ -1,0 +1,128 @@
+package lake
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func keyCount(t *testing.T, f *fixture) map[string]int {
+	t.Helper()
+	tbl, err := f.cat.Load(f.ctx, f.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for s := tbl.CurrentSnapshot(); s != nil; {
+		if k := s.Summary.Properties[KeyProp]; k != "" {
+			out[k]++
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return out
+}
+
+func (f *fixture) publish(t *testing.T, o PublishOptions) *PublishResult {
+	t.Helper()
+	res, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestPublishOnceThenSkip(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	r1 := f.publish(t, PublishOptions{Key: "k1", RunID: "run-1"})
+	r2 := f.publish(t, PublishOptions{Key: "k1", RunID: "run-2"})
+	r3 := f.publish(t, PublishOptions{Key: "k2", RunID: "run-3"})
+	if r1.Status != Published || r2.Status != SkippedDuplicate || r3.Status != Published {
+		t.Fatalf("statuses %s %s %s", r1.Status, r2.Status, r3.Status)
+	}
+	if r2.SnapshotID != r1.SnapshotID || r2.RowsWritten != 0 {
+		t.Errorf("skip result %+v does not point at the first publish", r2)
+	}
+	if got := keyCount(t, f); got["k1"] != 1 || got["k2"] != 1 {
+		t.Errorf("keys on main %v", got)
+	}
+	if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != "6" {
+		t.Errorf("rows %v, want 6", got)
+	}
+	tbl, _ := f.cat.Load(f.ctx, f.ref)
+	for name := range tbl.Metadata().Refs() {
+		if name != "main" {
+			t.Errorf("branch %s left behind", name)
+		}
+	}
+	s := tbl.CurrentSnapshot()
+	if s.Summary.Properties[RunIDProp] != "run-3" || s.Summary.Properties[AttemptProp] != "1" {
+		t.Errorf("summary %v", s.Summary.Properties)
+	}
+}
+
+// TestMainMovesUnderThePublish: another writer publishes between our stage and our publish;
+// ours re-stages on the new main, and both keys land once.
+func TestMainMovesUnderThePublish(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k0", RunID: "r0"})
+	other := newFixtureOn(t, f)
+	other.batch(t, rideCols, "(7, 'NYC', 1.0)")
+	interfered := false
+	res := f.publish(t, PublishOptions{Key: "k1", RunID: "r1", Sleep: noSleep, Hook: func(p string) {
+		if p == "staged" && !interfered {
+			interfered = true
+			other.publish(t, PublishOptions{Key: "k2", RunID: "r2"})
+		}
+	}})
+	if res.Status != Published || res.Tries != 2 {
+		t.Errorf("result %+v, want published on the second try", res)
+	}
+	if got := keyCount(t, f); got["k0"] != 1 || got["k1"] != 1 || got["k2"] != 1 {
+		t.Errorf("keys on main %v", got)
+	}
+	if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != "7" {
+		t.Errorf("rows %v, want 7", got)
+	}
+}
+
+// TestALaterAttemptFencesAZombie: attempt 1 stages and stalls; attempt 2 of the same run
+// fences it and publishes; attempt 1 then cannot publish.
+func TestALaterAttemptFencesAZombie(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k0", RunID: "r0"})
+	other := newFixtureOn(t, f)
+	other.batch(t, rideCols, rideVals)
+	_, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: "k1", RunID: "run", Attempt: 1, Sleep: noSleep, Hook: func(p string) {
+		if p == "staged" {
+			other.publish(t, PublishOptions{Key: "k1", RunID: "run", Attempt: 2})
+		}
+	}})
+	var fenced *FencedError
+	if !errors.As(err, &fenced) || !strings.Contains(err.Error(), "attempt 1 of run run was fenced") {
+		t.Fatalf("err = %v, want a FencedError", err)
+	}
+	if got := keyCount(t, f); got["k1"] != 1 {
+		t.Errorf("keys on main %v", got)
+	}
+}
+
+func TestWindowedOverwriteReplacesOnlyItsRows(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, "id, day", "(1, DATE '2026-09-01'), (2, DATE '2026-09-01'), (3, DATE '2026-09-02')")
+	f.write(t, WriteOptions{Mode: Append})
+	f.batch(t, "id, day", "(10, DATE '2026-09-01')")
+	f.publish(t, PublishOptions{Key: "day1-v2", RunID: "r", WriteOptions: WriteOptions{Mode: Overwrite},
+		ReplaceWhere: `("day" >= DATE '2026-09-01' AND "day" < DATE '2026-09-02')`})
+	if got := f.query(t, "SELECT list(id ORDER BY id) FROM rides"); got[0] != "[3 10]" {
+		t.Errorf("rows %v, want [3 10]", got)
+	}
+}
+
+func noSleep(time.Duration) {}
