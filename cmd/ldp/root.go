@@ -50,6 +50,8 @@ Declare Pipelines and Workflows in spec files, then:
 		newQueryCmd(s),
 		newSnapshotsCmd(s),
 		newPipelinesCmd(s),
+		newPlanCmd(s),
+		newCommitsCmd(s),
 	)
 	return root
 }

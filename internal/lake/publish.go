@@ -225,14 +225,17 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		res.RowsBefore = totalRecords(tbl.CurrentSnapshot())
 		branch := prefix + strconv.Itoa(try)
 		staged, err := c.stage(ctx, tbl, w, bs, branch)
-		if err != nil {
+		switch {
+		case err != nil && !isConflict(err):
 			return nil, err
-		}
-		if staged.ParentSnapshotID == nil || *staged.ParentSnapshotID != base {
+		case err != nil:
+			// Another writer committed to the table (on any branch) while we staged.
+			c.dropBranch(ctx, ref, branch)
+		case staged.ParentSnapshotID == nil || *staged.ParentSnapshotID != base:
 			// main moved between the search and the stage: the branch forked from a head whose
 			// keys were not searched. Drop it and start over.
 			c.dropBranch(ctx, ref, branch)
-		} else {
+		default:
 			o.Hook("staged")
 			err = c.publishBranch(ctx, ref, branch, base, staged.SnapshotID)
 			if err == nil {
@@ -440,9 +443,14 @@ func (c *Catalog) cleanMetadata(ctx context.Context, ref Ref) {
 	}
 }
 
+// isConflict reports whether a commit lost a race: the catalog's requirement check failed, or
+// the table's sequence number moved under a commit to another branch (commits to two branches
+// of one table conflict). Such a commit changed nothing, so it is safe to try again.
 func isConflict(err error) bool {
 	var ce *ConflictError
-	return errors.Is(err, table.ErrCommitFailed) || errors.As(err, &ce) || strings.Contains(err.Error(), "requirement failed")
+	msg := err.Error()
+	return errors.Is(err, table.ErrCommitFailed) || errors.As(err, &ce) ||
+		strings.Contains(msg, "requirement failed") || strings.Contains(msg, "must be > than last sequence number")
 }
 
 func refOf(tbl *table.Table) Ref {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/iceberg-go/table"
 )
 
 func keyCount(t *testing.T, f *fixture) map[string]int {
@@ -126,3 +128,40 @@ func TestWindowedOverwriteReplacesOnlyItsRows(t *testing.T) {
 }
 
 func noSleep(time.Duration) {}
+
+// TestKeySearchFailsClosed: when snapshots inside the idempotency horizon were expired, the
+// search cannot prove a key absent, and the publish refuses rather than risk a second effect.
+func TestKeySearchFailsClosed(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	for _, k := range []string{"k1", "k2", "k3"} {
+		f.publish(t, PublishOptions{Key: k, RunID: k})
+	}
+	tbl, err := f.cat.Load(f.ctx, f.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.ExpireSnapshots(table.WithOlderThan(0), table.WithRetainLast(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = f.cat.Load(f.ctx, f.ref)
+	if s, err := FindKey(tbl, "k3", time.Now()); err != nil || s == nil {
+		t.Errorf("the key of the kept head: %v, %v", s, err)
+	}
+	var unprovable *UnprovableError
+	if _, err := FindKey(tbl, "k1", time.Now()); !errors.As(err, &unprovable) {
+		t.Errorf("search for an expired key: err = %v, want an UnprovableError", err)
+	}
+	_, err = f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: "k1", RunID: "again"})
+	if !errors.As(err, &unprovable) || !strings.Contains(err.Error(), "nothing was written") {
+		t.Errorf("publish: err = %v", err)
+	}
+	// Past the horizon, absence counts as proven.
+	if s, err := FindKey(tbl, "k1", time.Now().Add(8*24*time.Hour)); err != nil || s != nil {
+		t.Errorf("search past the horizon: %v, %v", s, err)
+	}
+}

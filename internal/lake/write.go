@@ -205,8 +205,10 @@ type writer struct {
 	// replaceWhere narrows an overwrite to the rows it selects (a window's); "" is the table.
 	replaceWhere string
 	// added caches the batch's files: a re-stage after main moved reuses them.
-	added   []string
-	written []string // local paths of files this write created, removed on failure
+	added []string
+	// rewrites are the survivor files of the current try; a new try removes the last one's.
+	rewrites []string
+	written  []string // local paths of files this write created, removed on failure
 }
 
 func (w *writer) removeFiles() {
@@ -366,6 +368,10 @@ func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred stri
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
+	for _, p := range w.rewrites { // a previous try's survivors, now stale
+		os.Remove(p)
+	}
+	w.rewrites = nil
 	dir := filepath.Join(localPath(tbl.Location()), "data", uuid.NewString())
 	for i, f := range affected {
 		deleted = append(deleted, "file://"+f)
@@ -382,6 +388,7 @@ func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred stri
 		}
 		out := filepath.Join(dir, fmt.Sprintf("rewrite-%d.parquet", i))
 		w.written = append(w.written, out)
+		w.rewrites = append(w.rewrites, out)
 		if err := w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", keep, engine.Lit(out))); err != nil {
 			return nil, nil, fmt.Errorf("rewrite %s: %w", f, err)
 		}

@@ -5,6 +5,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -18,6 +19,9 @@ import (
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/quality"
+	"github.com/ldp-dev/ldp/internal/window"
+
+	"github.com/google/uuid"
 )
 
 // Route is a source format and a target format.
@@ -72,17 +76,31 @@ func RouteOf(p *v1.Pipeline) (Route, error) {
 type Options struct {
 	// Mode overrides the spec's write mode.
 	Mode string
+	// Window is the logical window of the run; zero is none.
+	Window v1.LogicalWindow
+	// RunID and Attempt identify the run; with a window or a run id, an Iceberg target is
+	// published exactly once through the staged protocol. Attempt 0 is 1.
+	RunID   string
+	Attempt int
+	// Key overrides the idempotency key of the window (to redo a window on purpose).
+	Key string
 	// Now is the clock freshness checks read when a check has no now of its own.
 	Now func() time.Time
-	// Log receives one line per quality check (stderr in the CLI).
+	// Log receives one line per quality check and the run's warnings (stderr in the CLI).
 	Log io.Writer
+	// Hook is passed to the publish (a test seam; nil in production).
+	Hook func(point string)
 }
+
+// staged reports whether a run publishes through the exactly-once protocol.
+func (o Options) staged() bool { return !o.Window.IsZero() || o.RunID != "" || o.Key != "" }
 
 // Status values of a run.
 const (
-	StatusPublished = "published"
-	StatusBlocked   = "blocked"
-	StatusFailed    = "failed"
+	StatusPublished        = "published"
+	StatusSkippedDuplicate = "skipped_duplicate"
+	StatusBlocked          = "blocked"
+	StatusFailed           = "failed"
 )
 
 // Result is what a run did.
@@ -92,6 +110,13 @@ type Result struct {
 	Target      string            `json:"target"`
 	Mode        string            `json:"mode"`
 	Status      string            `json:"status"`
+	Window      string            `json:"logical_window,omitempty"`
+	Key         string            `json:"idempotency_key,omitempty"`
+	RunID       string            `json:"run_id,omitempty"`
+	Attempt     int               `json:"attempt,omitempty"`
+	SpecHash    string            `json:"spec_hash,omitempty"`
+	SourcePath  string            `json:"source_path,omitempty"`
+	SnapshotID  int64             `json:"snapshot_id,omitempty"`
 	RowsRead    int64             `json:"rows_read"`
 	RowsKept    int64             `json:"rows_kept"`
 	RowsWritten int64             `json:"rows_written"`
@@ -108,6 +133,11 @@ type run struct {
 	opts Options
 	db   *engine.DB
 	res  *Result
+	win  window.Spec
+	// colType is the DuckDB type of the window column, once the source is read.
+	colType string
+	// skipped is set when the publish found the key on main (another run got there first).
+	skipped bool
 }
 
 // Stages of a run, as failures name them.
@@ -145,7 +175,32 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	if mode == "" {
 		mode = p.Metadata.Target.WriteMode
 	}
-	r := &run{p: p, opts: opts, res: &Result{Pipeline: p.Identifier, Route: route.String(), Target: targetName(p), Mode: mode}}
+	win, err := window.SpecOf(p.Metadata.Window)
+	if err != nil {
+		return nil, &ldperr.ConfigError{File: p.Path, Err: err}
+	}
+	r := &run{p: p, opts: opts, win: win, res: &Result{Pipeline: p.Identifier, Route: route.String(), Target: targetName(p), Mode: mode, Window: opts.Window.String()}}
+	if opts.staged() && p.IsIceberg() {
+		if r.opts.Attempt < 1 {
+			r.opts.Attempt = 1
+		}
+		if r.opts.RunID == "" {
+			r.opts.RunID = uuid.Must(uuid.NewV7()).String()
+		}
+		r.res.RunID, r.res.Attempt = r.opts.RunID, r.opts.Attempt
+		r.res.Key = r.opts.Key
+		if r.res.Key == "" {
+			r.res.Key = p.IdempotencyKey(opts.Window)
+		}
+		if r.res.SpecHash, err = p.SpecHash(); err != nil {
+			return nil, err
+		}
+		// A window already published is done: nothing is read.
+		if done, err := r.published(ctx); err != nil || done {
+			r.res.DurationS = time.Since(start).Seconds()
+			return r.res, err
+		}
+	}
 	db, err := engine.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -155,6 +210,8 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	err = r.stages(ctx, routes[route])
 	r.res.DurationS = time.Since(start).Seconds()
 	switch {
+	case err == nil && r.skipped:
+		r.res.Status = StatusSkippedDuplicate
 	case err == nil:
 		r.res.Status = StatusPublished
 	case ldperr.IsDataGate(err):
@@ -212,30 +269,85 @@ func (r *run) extract(ctx context.Context) error {
 		}
 		from = "ldp_source"
 	} else {
-		path := r.resolve(src.Path)
-		expr, err := formats.Source(src.Format, path, src.Options)
+		path, err := window.FillPath(src.Path, r.opts.Window, r.win.Location)
+		if err != nil {
+			return &ldperr.ConfigError{File: r.p.Path, Err: err}
+		}
+		r.res.SourcePath = path
+		expr, err := formats.Source(src.Format, r.resolve(path), src.Options)
 		if err != nil {
 			return err
 		}
 		from = expr
 	}
 	sel := "*"
-	if r.toIceberg() {
-		cols, err := r.db.Columns(ctx, from)
-		if err != nil {
-			return r.readError(err)
-		}
-		sel = engine.IcebergSelect(cols)
-	}
-	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE source AS SELECT %s FROM %s", sel, from)); err != nil {
+	cols, err := r.db.Columns(ctx, from)
+	if err != nil {
 		return r.readError(err)
 	}
-	n, err := r.db.Count(ctx, "source")
+	if r.toIceberg() {
+		sel = engine.IcebergSelect(cols)
+	}
+	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE ldp_extract AS SELECT %s FROM %s", sel, from)); err != nil {
+		return r.readError(err)
+	}
+	n, err := r.db.Count(ctx, "ldp_extract")
 	if err != nil {
 		return err
 	}
-	r.res.RowsRead, r.res.RowsKept = n, n
+	r.res.RowsRead = n
+	// With a window and a window column, only the window's rows go on, right after the
+	// extract, so the transform and the checks see only them.
+	where := "true"
+	if c := r.win.Column; c != "" && !r.opts.Window.IsZero() {
+		cols, err := r.db.Columns(ctx, "ldp_extract")
+		if err != nil {
+			return err
+		}
+		for _, col := range cols {
+			if col.Name == c {
+				r.colType = col.Type
+			}
+		}
+		if r.colType == "" {
+			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("window column %q is not in the source", c)}
+		}
+		if where, err = window.Filter(c, r.colType, r.opts.Window, r.win.Location); err != nil {
+			return &ldperr.ConfigError{File: r.p.Path, Err: err}
+		}
+	}
+	if err := r.db.Exec(ctx, "CREATE TEMP TABLE source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
+		return err
+	}
+	if r.res.RowsKept, err = r.db.Count(ctx, "source"); err != nil {
+		return err
+	}
 	return nil
+}
+
+// published opens the target and reports whether the run's key is already on main.
+func (r *run) published(ctx context.Context) (bool, error) {
+	t := r.p.Metadata.Target
+	cat, err := lake.Open(ctx, t.Catalog, r.p.BaseDir)
+	if err != nil {
+		return false, err
+	}
+	defer cat.Close()
+	tbl, err := cat.Load(ctx, lake.RefOf(t))
+	var nf *lake.NotFoundError
+	if errors.As(err, &nf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	s, err := lake.FindKey(tbl, r.res.Key, time.Now())
+	if err != nil || s == nil {
+		return false, err
+	}
+	r.res.Status = StatusSkippedDuplicate
+	r.res.SnapshotID = s.SnapshotID
+	return true, nil
 }
 
 func (r *run) readError(err error) error {
@@ -274,7 +386,13 @@ func (r *run) validate(ctx context.Context) error {
 	if q == nil || len(q.Checks) == 0 {
 		return nil
 	}
-	rep, err := quality.Run(ctx, r.db, "ldp_batch", q.Checks, quality.Context{SourceRows: r.res.RowsKept, Now: r.opts.Now()}, q.OnFailure)
+	// In a windowed run, freshness measures from the window's end, so a backfill of last month
+	// passes the checks its first run passed.
+	now := r.opts.Now()
+	if !r.opts.Window.IsZero() {
+		now = r.opts.Window.End
+	}
+	rep, err := quality.Run(ctx, r.db, "ldp_batch", q.Checks, quality.Context{SourceRows: r.res.RowsKept, Now: now, Location: r.win.Location}, q.OnFailure)
 	if err != nil {
 		return err
 	}
@@ -295,15 +413,41 @@ func writeIceberg(ctx context.Context, r *run) error {
 		return err
 	}
 	defer cat.Close()
-	res, err := cat.Write(ctx, r.db, "ldp_batch", lake.RefOf(t), lake.WriteOptions{
+	wo := lake.WriteOptions{
 		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy,
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
-	})
+	}
+	if !r.opts.staged() {
+		res, err := cat.Write(ctx, r.db, "ldp_batch", lake.RefOf(t), wo)
+		if err != nil {
+			return err
+		}
+		r.res.Write, r.res.RowsWritten, r.res.SnapshotID = res, res.RowsWritten, res.SnapshotID
+		return nil
+	}
+	wo.SnapshotProps[lake.SpecHashProp] = r.res.SpecHash
+	wo.SnapshotProps[lake.WindowProp] = r.opts.Window.String()
+	if src := r.p.Metadata.Source; r.res.SourcePath != "" {
+		name := src.Name
+		if name == "" {
+			name = "source"
+		}
+		wo.SnapshotProps[lake.SourcePropStem+name] = r.res.SourcePath
+	}
+	po := lake.PublishOptions{WriteOptions: wo, Key: r.res.Key, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Hook: r.opts.Hook}
+	// An overwrite with a window column replaces only the window's rows.
+	if r.res.Mode == lake.Overwrite && r.win.Column != "" && !r.opts.Window.IsZero() {
+		if po.ReplaceWhere, err = window.Filter(r.win.Column, r.colType, r.opts.Window, r.win.Location); err != nil {
+			return err
+		}
+	}
+	res, err := cat.Publish(ctx, r.db, "ldp_batch", lake.RefOf(t), po)
 	if err != nil {
 		return err
 	}
-	r.res.Write = res
-	r.res.RowsWritten = res.RowsWritten
+	r.res.Write = &res.WriteResult
+	r.res.RowsWritten, r.res.SnapshotID = res.RowsWritten, res.SnapshotID
+	r.skipped = res.Status == lake.SkippedDuplicate
 	return nil
 }
 

@@ -89,10 +89,10 @@ func TestParseWindowsAndShortcuts(t *testing.T) {
 	// A Wednesday, shortly after midnight in Paris (still Tuesday in UTC).
 	now := utc("2026-08-04T22:30:00Z")
 	cases := map[string]string{
-		"yesterday":  "2026-08-03T22:00:00Z/2026-08-04T22:00:00Z",
-		"last-week":  "2026-07-26T22:00:00Z/2026-08-02T22:00:00Z",
-		"last-month": "2026-06-30T22:00:00Z/2026-07-31T22:00:00Z",
-		"2026-08-01/2026-08-02":                         "2026-07-31T22:00:00Z/2026-08-01T22:00:00Z",
+		"yesterday":             "2026-08-03T22:00:00Z/2026-08-04T22:00:00Z",
+		"last-week":             "2026-07-26T22:00:00Z/2026-08-02T22:00:00Z",
+		"last-month":            "2026-06-30T22:00:00Z/2026-07-31T22:00:00Z",
+		"2026-08-01/2026-08-02": "2026-07-31T22:00:00Z/2026-08-01T22:00:00Z",
 		"2026-08-01T00:00:00Z/2026-08-02T00:00:00Z":     "2026-08-01T00:00:00Z/2026-08-02T00:00:00Z",
 		"2026-08-01T06:00:00+02:00/2026-08-01T07:00:00": "2026-08-01T04:00:00Z/2026-08-01T05:00:00Z",
 	}
@@ -130,11 +130,11 @@ func TestPlaceholders(t *testing.T) {
 	w := v1.LogicalWindow{Start: utc("2026-08-01T22:00:00Z"), End: utc("2026-08-02T22:00:00Z")}
 	cases := map[string]string{
 		"drops/orders_{window_start:%Y-%m-%d}.csv":                 "drops/orders_2026-08-02.csv",
-		"drops/{window_start:%Y/%m/%d}/h{window_start:%H}.parquet":  "drops/2026/08/02/h00.parquet",
+		"drops/{window_start:%Y/%m/%d}/h{window_start:%H}.parquet": "drops/2026/08/02/h00.parquet",
 		"x_{window_end:%Y%m%dT%H%M%S}_{window_start:%j_%a_%b}.csv": "x_20260803T000000_214_Sun_Aug.csv",
-		"x_{window_start}.csv":                                      "x_2026-08-02T00:00:00+02:00.csv",
-		"plain.csv":                                                 "plain.csv",
-		"{window_start:%%Y}":                                        "%Y",
+		"x_{window_start}.csv":                                     "x_2026-08-02T00:00:00+02:00.csv",
+		"plain.csv":                                                "plain.csv",
+		"{window_start:%%Y}":                                       "%Y",
 	}
 	for in, want := range cases {
 		got, err := FillPath(in, w, paris)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+type commitRow struct {
+	SnapshotID  int64  `json:"snapshot_id"`
+	TimestampMs int64  `json:"timestamp_ms"`
+	Key         string `json:"idempotency_key"`
+	RunID       string `json:"run_id"`
+	Attempt     string `json:"attempt"`
+	Window      string `json:"logical_window"`
+	Rows        string `json:"rows_added"`
+}
+
+func newCommitsCmd(s *streams) *cobra.Command {
+	var key string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "commits SPEC",
+		Short: "List the keyed publishes on the main branch of a Pipeline's table, oldest first",
+		Long: `List one line per publish on main: the snapshot, its idempotency key, the run id and
+attempt that published it, its logical window and the rows it added. Each key appears at
+most once: that is the exactly-once guarantee, and this is where to check it.`,
+		Example: `  ldp commits orders.json
+  ldp commits orders.json --key b1ceeb08`,
+		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp commits orders.json"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := loadPipeline(args[0])
+			if err != nil {
+				return err
+			}
+			if !p.IsIceberg() {
+				return ldperr.Configf(args[0], "writes a %s file, which has no commits; commits are for ICEBERG targets", p.Metadata.Target.Format)
+			}
+			cat, err := lake.Open(cmd.Context(), p.Metadata.Target.Catalog, p.BaseDir)
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			tbl, err := cat.Load(cmd.Context(), lake.RefOf(p.Metadata.Target))
+			if err != nil {
+				return err
+			}
+			rows := []commitRow{}
+			for sn := tbl.CurrentSnapshot(); sn != nil; {
+				props := sn.Summary.Properties
+				if k := props[lake.KeyProp]; k != "" && strings.HasPrefix(k, key) {
+					rows = append(rows, commitRow{SnapshotID: sn.SnapshotID, TimestampMs: sn.TimestampMs, Key: k, RunID: props[lake.RunIDProp],
+						Attempt: props[lake.AttemptProp], Window: props[lake.WindowProp], Rows: props["added-records"]})
+				}
+				if sn.ParentSnapshotID == nil {
+					break
+				}
+				sn = tbl.SnapshotByID(*sn.ParentSnapshotID)
+			}
+			slices.Reverse(rows)
+			if asJSON {
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "SNAPSHOT\tCOMMITTED (UTC)\tKEY\tRUN\tATTEMPT\tWINDOW\tROWS")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.SnapshotID, time.UnixMilli(r.TimestampMs).UTC().Format("2006-01-02 15:04:05"),
+					r.Key, r.RunID, orDash(r.Attempt), orDash(r.Window), orDash(r.Rows))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&key, "key", "", "only the publish whose key starts with this")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the publishes as JSON")
+	return cmd
+}

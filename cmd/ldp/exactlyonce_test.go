@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ldpCommand returns the path of an "ldp" command for child processes: a link to this test
+// binary, which TestMain runs as ldp when it is called by that name.
+func ldpCommand(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	link := filepath.Join(dir, "ldp")
+	if err := os.Symlink(os.Args[0], link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// lake is a folder with daily order drops in one file (ordered_at picks each day's rows) and
+// a spec per write mode, each with a table of its own.
+type lakeDir struct {
+	dir, ldp string
+}
+
+func newLake(t *testing.T, days int) *lakeDir {
+	t.Helper()
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	var b strings.Builder
+	b.WriteString("order_id,ordered_at,amount\n")
+	id := 1
+	for d := 0; d < days; d++ {
+		for i := 0; i < 5; i++ {
+			fmt.Fprintf(&b, "%d,2026-08-%02d %02d:00:00,%d\n", id, d+1, 2*i+1, id*10)
+			id++
+		}
+	}
+	l.write(t, "orders.csv", b.String())
+	for _, mode := range []string{"append", "overwrite", "upsert"} {
+		l.write(t, mode+".json", fmt.Sprintf(`{"identifier": "orders_%s", "metadata": {
+			"window": {"size": "day", "column": "ordered_at", "timezone": "Europe/Paris"},
+			"source": {"name": "orders", "format": "CSV", "path": "orders.csv"},
+			"target": {"name": "orders_%s", "format": "ICEBERG", "write_mode": %q, "join_cols": ["order_id"],
+			           "catalog": {"identifier": "shop"}},
+			"quality": [{"check": "row_count", "min": 1}, {"check": "unique", "columns": ["order_id"]}]}}`, mode, mode, mode))
+	}
+	return l
+}
+
+func (l *lakeDir) write(t *testing.T, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(l.dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (l *lakeDir) cmd(env []string, args ...string) *exec.Cmd {
+	c := exec.Command(l.ldp, args...)
+	c.Dir = l.dir
+	c.Env = append(os.Environ(), env...)
+	return c
+}
+
+// run runs ldp to completion and returns its exit code and output.
+func (l *lakeDir) run(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	c := l.cmd(env, args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// check verifies the exactly-once state of a table: each key on main once, and exactly the
+// rows of the published days, once each.
+func (l *lakeDir) check(t *testing.T, spec string, days []int) {
+	t.Helper()
+	code, out, errs := l.run(t, nil, "commits", spec, "--json")
+	if code != 0 {
+		t.Fatalf("ldp commits: %d %s", code, errs)
+	}
+	var commits []commitRow
+	if err := json.Unmarshal([]byte(out), &commits); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, c := range commits {
+		seen[c.Key]++
+	}
+	if len(commits) != len(days) || len(seen) != len(days) {
+		t.Errorf("%s: %d publishes of %d keys on main, want %d of %d: %v", spec, len(commits), len(seen), len(days), len(days), seen)
+	}
+	code, out, errs = l.run(t, nil, "query", spec, "SELECT count(*) AS n, count(DISTINCT order_id) AS ids FROM "+strings.TrimSuffix("orders_"+spec, ".json"), "-o", "csv")
+	if code != 0 {
+		t.Fatalf("ldp query: %s", errs)
+	}
+	want := fmt.Sprintf("n,ids\n%d,%d\n", 5*len(days), 5*len(days))
+	if out != want {
+		t.Errorf("%s: rows %q, want %q (no lost and no repeated rows)", spec, out, want)
+	}
+}
+
+func dayWindow(day int) string { return fmt.Sprintf("2026-08-%02d/2026-08-%02d", day, day+1) }
+
+// TestRaceOfProcesses: N processes (LDP_RACE_PROCS, default 4) publish the same windows at
+// once, in each write mode, over several rounds. Each key reaches main once and no row is lost
+// or repeated.
+func TestRaceOfProcesses(t *testing.T) {
+	procs := 4
+	if v, err := strconv.Atoi(os.Getenv("LDP_RACE_PROCS")); err == nil && v > 0 {
+		procs = v
+	}
+	const rounds, perRound = 2, 2
+	l := newLake(t, rounds*perRound)
+	for _, mode := range []string{"append", "overwrite", "upsert"} {
+		var published []int
+		for round := 0; round < rounds; round++ {
+			days := []int{}
+			for d := 1; d <= perRound; d++ {
+				days = append(days, round*perRound+d)
+			}
+			barrier := filepath.Join(l.dir, fmt.Sprintf("go-%s-%d", mode, round))
+			var wg sync.WaitGroup
+			errs := make(chan string, procs)
+			for p := 0; p < procs; p++ {
+				var script strings.Builder
+				// Every process waits for the barrier file, then publishes the round's days.
+				fmt.Fprintf(&script, "while [ ! -e %s ]; do sleep 0.005; done", barrier)
+				for _, d := range days {
+					fmt.Fprintf(&script, " && %s run %s.json --window %s", l.ldp, mode, dayWindow(d))
+				}
+				c := exec.Command("sh", "-c", script.String())
+				c.Dir = l.dir
+				var out bytes.Buffer
+				c.Stdout, c.Stderr = &out, &out
+				if err := c.Start(); err != nil {
+					t.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := c.Wait(); err != nil {
+						errs <- fmt.Sprintf("%v: %s", err, out.String())
+					}
+				}()
+			}
+			time.Sleep(50 * time.Millisecond)
+			os.WriteFile(barrier, nil, 0o644)
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Errorf("%s round %d: a process failed: %s", mode, round, e)
+			}
+			published = append(published, days...)
+		}
+		l.check(t, mode+".json", published)
+	}
+}
+
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2]
+	}
+	return 0
+}
+
+// TestZombieAttemptCannotPublish: attempt 1 stops (SIGSTOP) right after staging; attempt 2 of
+// the same run fences it and publishes; attempt 1, resumed, ends with the non-retriable fenced
+// error and the window is on main once.
+func TestZombieAttemptCannotPublish(t *testing.T) {
+	l := newLake(t, 1)
+	zombie := l.cmd([]string{"LDP_FAULT=staged:stop"}, "run", "append.json", "--window", dayWindow(1), "--run-id", "run-z", "--attempt", "1")
+	var zout bytes.Buffer
+	zombie.Stdout, zombie.Stderr = &zout, &zout
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for procState(zombie.Process.Pid) != 'T' {
+		if time.Now().After(deadline) {
+			zombie.Process.Kill()
+			t.Fatalf("attempt 1 never stopped after staging: %s", zout.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, out, errs := l.run(t, nil, "run", "append.json", "--window", dayWindow(1), "--run-id", "run-z", "--attempt", "2")
+	if code != 0 || !strings.Contains(out, ": published") {
+		t.Fatalf("attempt 2: exit %d\n%s%s", code, out, errs)
+	}
+	zombie.Process.Signal(syscall.SIGCONT)
+	err := zombie.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 || !strings.Contains(zout.String(), "attempt 1 of run run-z was fenced by a later attempt") {
+		t.Fatalf("resumed attempt 1: %v\n%s", err, zout.String())
+	}
+	l.check(t, "append.json", []int{1})
+}
+
+// TestCrashesConverge: a process killed (SIGKILL) after staging, or after publishing but before
+// it returns, leaves a state that running again turns into exactly one effect per key.
+func TestCrashesConverge(t *testing.T) {
+	l := newLake(t, 2)
+	for _, mode := range []string{"append", "overwrite", "upsert"} {
+		for day, point := range map[int]string{1: "staged", 2: "published"} {
+			code, _, errs := l.run(t, []string{"LDP_FAULT=" + point + ":kill"}, "run", mode+".json", "--window", dayWindow(day), "--run-id", fmt.Sprintf("crash-%d", day))
+			if code != -1 {
+				t.Fatalf("%s: the process killed at %s exited %d: %s", mode, point, code, errs)
+			}
+			// The retry of the same run is its next attempt.
+			code, out, errs := l.run(t, nil, "run", mode+".json", "--window", dayWindow(day), "--run-id", fmt.Sprintf("crash-%d", day), "--attempt", "2")
+			want := ": published"
+			if point == "published" {
+				want = ": skipped_duplicate"
+			}
+			if code != 0 || !strings.Contains(out, want) {
+				t.Fatalf("%s after a kill at %s: exit %d, want %q\n%s%s", mode, point, code, want, out, errs)
+			}
+		}
+		l.check(t, mode+".json", []int{1, 2})
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/pipeline"
+)
+
+func newPlanCmd(s *streams) *cobra.Command {
+	var win string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plan SPEC",
+		Short: "Show what a run of a Pipeline would do, without running it",
+		Long: `Validate a Pipeline and print its route, spec hash, schedule, the window (and what a
+shortcut stands for), the source path the window resolves to (noting a file that is not
+there yet), and the idempotency key the run would publish under. A scheduled append that
+would load the same rows in every window is an error.
+
+Exit status: 0 when the plan holds no error, 1 otherwise.`,
+		Example: `  ldp plan orders.json --window 2026-08-01/2026-08-02
+  ldp plan orders.json --window yesterday --json`,
+		Args: exactArgs(1, "name the Pipeline spec to plan, for example: ldp plan orders.json --window yesterday"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := loadPipeline(args[0])
+			if err != nil {
+				return err
+			}
+			var w v1.LogicalWindow
+			if win != "" {
+				if w, err = parseWindow(p, win); err != nil {
+					return usageError(cmd, "--window: %v", err)
+				}
+			}
+			pl, err := pipeline.MakePlan(p, w)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(pl); err != nil {
+					return err
+				}
+			} else {
+				printPlan(s.Out, pl, win)
+			}
+			if len(pl.Errors) > 0 {
+				return ldperr.Silent(ldperr.ExitFailed)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&win, "window", "", "the logical window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	return cmd
+}
+
+func printPlan(w io.Writer, pl *pipeline.Plan, asked string) {
+	row := func(k, v string) { fmt.Fprintf(w, "%-11s %s\n", k, v) }
+	row("pipeline", pl.Pipeline)
+	row("route", pl.Route)
+	row("target", fmt.Sprintf("%s (%s)", pl.Target, pl.Mode))
+	row("spec hash", pl.SpecHash)
+	if pl.Schedule != "" {
+		row("schedule", fmt.Sprintf("%s (from %s)", pl.Schedule, pl.ScheduleFrom))
+	}
+	switch {
+	case pl.Window == "":
+		row("window", "(none: the run owns the whole table)")
+	case pl.WindowLocal != "":
+		row("window", pl.WindowLocal)
+	default:
+		row("window", pl.Window)
+	}
+	if asked != "" && asked != pl.Window {
+		row("", fmt.Sprintf("(%s)", asked))
+	}
+	if pl.SourcePath != "" {
+		state := ""
+		if !pl.SourceExists {
+			state = " (not there yet)"
+		}
+		row("source", pl.SourcePath+state)
+	}
+	if pl.Key != "" {
+		row("key", pl.Key)
+	}
+	for _, n := range pl.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+	for _, e := range pl.Errors {
+		fmt.Fprintln(w, "error: "+e)
+	}
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"syscall"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/window"
+)
+
+// now is the CLI's clock; shortcuts such as yesterday count from it.
+var now = time.Now
+
+// parseWindow reads a --window value in the spec's time zone.
+func parseWindow(p *v1.Pipeline, s string) (v1.LogicalWindow, error) {
+	ws, err := window.SpecOf(p.Metadata.Window)
+	if err != nil {
+		return v1.LogicalWindow{}, err
+	}
+	return window.Parse(s, ws.Location, now())
+}
+
+func describeWindow(p *v1.Pipeline, w v1.LogicalWindow) string {
+	ws, _ := window.SpecOf(p.Metadata.Window)
+	return window.Describe(w, ws.Location)
+}
+
+// faultHook is a test seam for the process-level tests of the exactly-once protocol:
+// LDP_FAULT=POINT:ACTION stops (SIGSTOP) or kills (SIGKILL) this process when the publish
+// reaches POINT ("staged" or "published"). It is unset in production, where it does nothing.
+func faultHook(getenv func(string) string) func(string) {
+	spec := getenv("LDP_FAULT")
+	if spec == "" {
+		return nil
+	}
+	return func(point string) {
+		switch spec {
+		case point + ":stop":
+			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		case point + ":kill":
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/window"
+)
+
+// Plan is what a run of a pipeline for a window would do, computed without running it.
+type Plan struct {
+	Pipeline     string   `json:"pipeline"`
+	Route        string   `json:"route"`
+	SpecHash     string   `json:"spec_hash"`
+	Schedule     string   `json:"schedule,omitempty"`
+	ScheduleFrom string   `json:"schedule_from,omitempty"`
+	Window       string   `json:"logical_window,omitempty"`
+	WindowLocal  string   `json:"logical_window_local,omitempty"`
+	SourcePath   string   `json:"source_path,omitempty"`
+	SourceExists bool     `json:"source_exists"`
+	Target       string   `json:"target"`
+	Mode         string   `json:"mode"`
+	Key          string   `json:"idempotency_key,omitempty"`
+	Notes        []string `json:"notes"`
+	Warnings     []string `json:"warnings"`
+	Errors       []string `json:"errors"`
+}
+
+// Schedule returns a pipeline's schedule and where it comes from: metadata.schedule, or the
+// alias its when label means.
+func Schedule(p *v1.Pipeline) (string, string) {
+	if s := p.Metadata.Schedule; s != "" {
+		return s, "metadata.schedule"
+	}
+	if s := cronx.ScheduleOfWhen(p.When); s != "" {
+		return s, fmt.Sprintf("when: %s", p.When)
+	}
+	return "", ""
+}
+
+// MakePlan computes the plan of p for window w (zero for none).
+func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
+	route, err := RouteOf(p)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := p.SpecHash()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := window.SpecOf(p.Metadata.Window)
+	if err != nil {
+		return nil, err
+	}
+	pl := &Plan{Pipeline: p.Identifier, Route: route.String(), SpecHash: hash, Target: targetName(p),
+		Mode: p.Metadata.Target.WriteMode, Window: w.String(), Notes: []string{}, Warnings: []string{}, Errors: []string{}}
+	pl.Schedule, pl.ScheduleFrom = Schedule(p)
+	if !w.IsZero() && ws.Location.String() != "UTC" {
+		pl.WindowLocal = window.Describe(w, ws.Location)
+	}
+	if p.When != "" && cronx.ScheduleOfWhen(p.When) == "" {
+		pl.Notes = append(pl.Notes, fmt.Sprintf("when %q is a label that nothing reads; write metadata.schedule to schedule the pipeline", p.When))
+	}
+	if src := p.Metadata.Source; !strings.EqualFold(src.Format, "ICEBERG") {
+		path, err := window.FillPath(src.Path, w, ws.Location)
+		if err != nil {
+			pl.Errors = append(pl.Errors, err.Error())
+		} else {
+			pl.SourcePath = path
+			full := path
+			if !strings.HasPrefix(full, "/") {
+				full = p.BaseDir + "/" + path
+			}
+			if _, err := os.Stat(full); err == nil {
+				pl.SourceExists = true
+			} else {
+				pl.Notes = append(pl.Notes, fmt.Sprintf("source file %s is not there yet", path))
+			}
+		}
+	}
+	if p.IsIceberg() && !w.IsZero() {
+		pl.Key = p.IdempotencyKey(w)
+	}
+	if msg := selectsNoRows(p); msg != "" {
+		pl.Errors = append(pl.Errors, msg)
+	}
+	if p.IsIceberg() && pl.Mode == "overwrite" && ws.Column == "" && window.HasPlaceholders(p.Metadata.Source.Path) {
+		pl.Notes = append(pl.Notes, "write_mode overwrite without metadata.window.column replaces the whole table with each window's file")
+	}
+	return pl, nil
+}
+
+// Warnings are what ldp run prints before a windowed run: the contract makes a scheduled
+// append that selects no rows an error for ldp plan and a warning for ldp run --window.
+func Warnings(p *v1.Pipeline, w v1.LogicalWindow) []string {
+	if w.IsZero() {
+		return nil
+	}
+	if msg := selectsNoRows(p); msg != "" {
+		return []string{msg}
+	}
+	return nil
+}
+
+// selectsNoRows is the message for a scheduled Iceberg append that would load the same rows in
+// every window: no placeholder picks its file and no window column picks its rows.
+func selectsNoRows(p *v1.Pipeline) string {
+	sched, _ := Schedule(p)
+	if sched == "" || !p.IsIceberg() || p.Metadata.Target.WriteMode != "append" {
+		return ""
+	}
+	if window.HasPlaceholders(p.Metadata.Source.Path) || (p.Windowed() && p.Metadata.Window.Column != "") {
+		return ""
+	}
+	return fmt.Sprintf("%s appends on schedule %s but selects no rows per window: every window would load the whole source again; add a {window_start:FORMAT} placeholder to metadata.source.path or a metadata.window.column", p.Identifier, sched)
+}

@@ -1,0 +1,126 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/lake"
+)
+
+func day(t *testing.T, s string, loc *time.Location) v1.LogicalWindow {
+	t.Helper()
+	start, err := time.ParseInLocation("2006-01-02", s, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v1.LogicalWindow{Start: start, End: start.AddDate(0, 0, 1)}
+}
+
+// TestThreeWindowsOverOneFile: one file holds three days; each daily run keeps its day's row,
+// so three runs load 3 rows, not 9. Running a day again is skipped without reading the source,
+// and redoing one day under a key of its own replaces that day's rows only.
+func TestThreeWindowsOverOneFile(t *testing.T) {
+	dir := t.TempDir()
+	putFile(t, filepath.Join(dir, "orders.csv"), "order_id,ordered_at,amount\n1,2026-08-01 10:00:00,10\n2,2026-08-02 23:30:00,20\n3,2026-08-03 00:15:00,30\n")
+	p := spec(t, dir, `{"identifier": "daily_orders", "metadata": {
+		"window": {"size": "day", "column": "ordered_at", "timezone": "Europe/Paris"},
+		"source": {"name": "orders", "format": "CSV", "path": "orders.csv"},
+		"target": {"name": "orders", "format": "ICEBERG", "write_mode": "overwrite", "catalog": {"identifier": "shop"}},
+		"quality": [{"check": "row_count", "min": 1, "equals": "source"}]}}`)
+	paris, _ := time.LoadLocation("Europe/Paris")
+	ctx := context.Background()
+	days := []string{"2026-08-01", "2026-08-02", "2026-08-03"}
+	for _, d := range days {
+		res, err := Run(ctx, p, Options{Window: day(t, d, paris)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != StatusPublished || res.RowsRead != 3 || res.RowsKept != 1 || res.RowsWritten != 1 {
+			t.Errorf("%s: %+v", d, res)
+		}
+		if res.Key != p.IdempotencyKey(day(t, d, paris)) {
+			t.Errorf("%s: key %s is not the window's", d, res.Key)
+		}
+	}
+	if got := queryTable(t, p, "SELECT list(order_id ORDER BY order_id) FROM t", 0); got != "[1 2 3]" {
+		t.Fatalf("rows = %s, want [1 2 3]", got)
+	}
+	// Again: every day is skipped, and the source is not even read (it is gone).
+	if err := os.Rename(filepath.Join(dir, "orders.csv"), filepath.Join(dir, "orders.bak")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range days {
+		res, err := Run(ctx, p, Options{Window: day(t, d, paris)})
+		if err != nil || res.Status != StatusSkippedDuplicate || res.RowsRead != 0 {
+			t.Errorf("%s again: %+v, %v; want skipped_duplicate without a read", d, res, err)
+		}
+	}
+	// The source changes for 2 August; redo that day under a key of its own.
+	putFile(t, filepath.Join(dir, "orders.csv"), "order_id,ordered_at,amount\n1,2026-08-01 10:00:00,10\n20,2026-08-02 09:00:00,200\n21,2026-08-02 18:00:00,210\n3,2026-08-03 00:15:00,30\n")
+	res, err := Run(ctx, p, Options{Window: day(t, "2026-08-02", paris), Key: "orders-2026-08-02-v2"})
+	if err != nil || res.Status != StatusPublished || res.RowsKept != 2 {
+		t.Fatalf("redo: %+v, %v", res, err)
+	}
+	if got := queryTable(t, p, "SELECT list(order_id ORDER BY order_id) FROM t", 0); got != "[1 3 20 21]" {
+		t.Errorf("after the redo rows = %s, want [1 3 20 21]", got)
+	}
+	// Every publish carries the protocol's summary keys.
+	tbl := loadTable(t, p)
+	s := tbl.CurrentSnapshot().Summary.Properties
+	for _, k := range []string{lake.KeyProp, lake.RunIDProp, lake.AttemptProp, lake.SpecHashProp, lake.WindowProp, lake.SourcePropStem + "orders"} {
+		if s[k] == "" {
+			t.Errorf("snapshot summary lacks %s: %v", k, s)
+		}
+	}
+	if s[lake.WindowProp] != "2026-08-01T22:00:00Z/2026-08-02T22:00:00Z" || s[lake.KeyProp] != "orders-2026-08-02-v2" {
+		t.Errorf("summary %v", s)
+	}
+}
+
+func TestDailyDropsNamedByPlaceholder(t *testing.T) {
+	dir := t.TempDir()
+	putFile(t, filepath.Join(dir, "drops", "orders_2026-08-01.csv"), "order_id,amount\n1,10\n2,20\n")
+	putFile(t, filepath.Join(dir, "drops", "orders_2026-08-02.csv"), "order_id,amount\n3,30\n")
+	p := spec(t, dir, `{"identifier": "drops", "metadata": {
+		"window": {"size": "day", "timezone": "Europe/Paris"},
+		"source": {"name": "orders", "format": "CSV", "path": "drops/orders_{window_start:%Y-%m-%d}.csv"},
+		"target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop"}}}}`)
+	paris, _ := time.LoadLocation("Europe/Paris")
+	ctx := context.Background()
+	for _, d := range []string{"2026-08-01", "2026-08-02"} {
+		res, err := Run(ctx, p, Options{Window: day(t, d, paris)})
+		if err != nil || res.SourcePath != "drops/orders_"+d+".csv" {
+			t.Fatalf("%s: %+v, %v", d, res, err)
+		}
+	}
+	if got := queryTable(t, p, "SELECT count(*) FROM t", 0); got != "3" {
+		t.Errorf("rows = %s, want 3", got)
+	}
+	// A day whose file has not landed is an I/O error that names the file.
+	_, err := Run(ctx, p, Options{Window: day(t, "2026-08-03", paris)})
+	if err == nil || err.Error() != "source file "+filepath.Join(dir, "drops/orders_2026-08-03.csv")+" does not exist" {
+		t.Errorf("missing drop: %v", err)
+	}
+}
+
+func TestEmptyWindowIsNoDataOrAGate(t *testing.T) {
+	dir := t.TempDir()
+	putFile(t, filepath.Join(dir, "orders.csv"), "order_id,ordered_at\n1,2026-08-01 10:00:00\n")
+	body := `{"identifier": "o", "metadata": {"window": {"size": "day", "column": "ordered_at"},
+		"source": {"format": "CSV", "path": "orders.csv"},
+		"target": {"name": "o", "format": "ICEBERG", "catalog": {"identifier": "shop"}}%s}}`
+	ctx := context.Background()
+	_, err := Run(ctx, spec(t, dir, fmt.Sprintf(body, "")), Options{Window: day(t, "2026-08-05", time.UTC)})
+	if err == nil || err.Error() != "No data to write" {
+		t.Errorf("empty window: %v, want No data to write", err)
+	}
+	res, err := Run(ctx, spec(t, dir, fmt.Sprintf(body, `, "quality": [{"check": "row_count", "min": 1}]`)), Options{Window: day(t, "2026-08-05", time.UTC)})
+	if res == nil || res.Status != StatusBlocked {
+		t.Errorf("empty window with row_count min: %+v, %v; want blocked", res, err)
+	}
+}
