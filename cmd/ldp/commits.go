@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/internal/lake"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 type commitRow struct {
@@ -37,19 +36,7 @@ most once: that is the exactly-once guarantee, and this is where to check it.`,
   ldp commits orders.json --key b1ceeb08`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp commits orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := loadPipeline(args[0])
-			if err != nil {
-				return err
-			}
-			if !p.IsIceberg() {
-				return ldperr.Configf(args[0], "writes a %s file, which has no commits; commits are for ICEBERG targets", p.Metadata.Target.Format)
-			}
-			cat, err := lake.Open(cmd.Context(), p.Metadata.Target.Catalog, p.BaseDir)
-			if err != nil {
-				return err
-			}
-			defer cat.Close()
-			tbl, err := cat.Load(cmd.Context(), lake.RefOf(p.Metadata.Target))
+			_, tbl, err := loadTargetTable(cmd.Context(), args[0], "commits")
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
+
+	"github.com/apache/iceberg-go/table"
+
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
@@ -17,4 +22,23 @@ func loadPipeline(path string) (*v1.Pipeline, error) {
 		return nil, ldperr.Configf(path, "is a %s; this command takes a Pipeline (a dataset config)", obj.ObjectKind())
 	}
 	return p, nil
+}
+
+// loadTargetTable validates a spec and loads its Iceberg target table; what names the
+// command's subject in the error for a file target ("snapshots", "commits").
+func loadTargetTable(ctx context.Context, path, what string) (*v1.Pipeline, *table.Table, error) {
+	p, err := loadPipeline(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !p.IsIceberg() {
+		return nil, nil, ldperr.Configf(path, "writes a %s file, which has no %s; %s are for ICEBERG targets", p.Metadata.Target.Format, what, what)
+	}
+	cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cat.Close()
+	tbl, err := cat.Load(ctx, lake.RefOf(p.Metadata.Target))
+	return p, tbl, err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/internal/lake"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 func newSnapshotsCmd(s *streams) *cobra.Command {
@@ -22,19 +21,7 @@ func newSnapshotsCmd(s *streams) *cobra.Command {
   ldp snapshots orders.json --json`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp snapshots orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := loadPipeline(args[0])
-			if err != nil {
-				return err
-			}
-			if !p.IsIceberg() {
-				return ldperr.Configf(args[0], "writes a %s file, which has no snapshots; snapshots are for ICEBERG targets", p.Metadata.Target.Format)
-			}
-			cat, err := lake.Open(cmd.Context(), p.Metadata.Target.Catalog, p.BaseDir)
-			if err != nil {
-				return err
-			}
-			defer cat.Close()
-			tbl, err := cat.Load(cmd.Context(), lake.RefOf(p.Metadata.Target))
+			_, tbl, err := loadTargetTable(cmd.Context(), args[0], "snapshots")
 			if err != nil {
 				return err
 			}

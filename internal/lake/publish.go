@@ -17,7 +17,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/ldp-dev/ldp/internal/engine"
-	"github.com/ldp-dev/ldp/internal/flock"
 )
 
 // Snapshot summary keys of a keyed publish.
@@ -157,39 +156,13 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 	} else if _, nf := err.(*NotFoundError); !nf {
 		return nil, err
 	}
-	rows, err := db.Count(ctx, relation)
+	b, err := c.prepare(ctx, db, relation, ref, o.WriteOptions)
 	if err != nil {
 		return nil, err
 	}
-	if rows == 0 {
-		return nil, ErrNoData
-	}
-	res.RowsWritten = rows
-	if mode == Upsert {
-		if err := checkUniqueKeys(ctx, db, relation, o.JoinCols); err != nil {
-			return nil, err
-		}
-	}
-	if mode != Append {
-		l, err := flock.Acquire(c.LockPath(ref))
-		if err != nil {
-			return nil, err
-		}
-		defer l.Release()
-	}
-	tmp, err := os.MkdirTemp("", "ldp-publish-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	bs, err := batchSchema(ctx, db, relation, tmp)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := c.loadOrCreate(ctx, ref, bs, o.PartitionBy)
-	if err != nil {
-		return nil, err
-	}
+	defer b.release()
+	res.RowsWritten = b.rows
+	tmp, bs, tbl := b.tmp, b.schema, b.table
 	if err := c.ensureBase(ctx, tbl); err != nil {
 		return nil, err
 	}

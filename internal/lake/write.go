@@ -58,51 +58,12 @@ type WriteResult struct {
 // data land in the same commit. On failure nothing is committed and the files it wrote are
 // removed.
 func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref Ref, o WriteOptions) (*WriteResult, error) {
-	rows, err := db.Count(ctx, relation)
+	b, err := c.prepare(ctx, db, relation, ref, o)
 	if err != nil {
 		return nil, err
 	}
-	if rows == 0 {
-		return nil, ErrNoData
-	}
-	mode := strings.ToLower(o.Mode)
-	if mode == "" {
-		mode = Append
-	}
-	if mode == Upsert {
-		if len(o.JoinCols) == 0 {
-			return nil, ldperr.Configf("", "write_mode upsert needs join_cols")
-		}
-		if err := checkUniqueKeys(ctx, db, relation, o.JoinCols); err != nil {
-			return nil, err
-		}
-	}
-	if mode != Append {
-		// Appends commute; overwrite and upsert read the table, then replace what they read.
-		l, err := flock.Acquire(c.LockPath(ref))
-		if err != nil {
-			return nil, err
-		}
-		defer l.Release()
-	}
-	tmp, err := os.MkdirTemp("", "ldp-write-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	bs, err := batchSchema(ctx, db, relation, tmp)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := c.loadOrCreate(ctx, ref, bs, o.PartitionBy)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range o.JoinCols {
-		if _, ok := bs.FindFieldByName(k); !ok {
-			return nil, ldperr.Configf("", "join column %q is not in the data", k)
-		}
-	}
+	defer b.release()
+	mode, rows, tmp, bs, tbl := b.mode, b.rows, b.tmp, b.schema, b.table
 	res := &WriteResult{Table: ref.String(), Mode: mode, RowsWritten: rows, RowsBefore: totalRecords(tbl.CurrentSnapshot())}
 	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp}
 	tx := tbl.NewTransaction()
@@ -130,6 +91,70 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 	res.SnapshotID = snap.SnapshotID
 	res.RowsAfter = totalRecords(snap)
 	return res, nil
+}
+
+// batch is a write made ready: counted, checked, locked when it replaces rows, its schema read,
+// and its table loaded or created.
+type batch struct {
+	mode    string
+	rows    int64
+	tmp     string
+	schema  *iceberg.Schema
+	table   *table.Table
+	release func()
+}
+
+// prepare does what every write of a batch does first. The caller must call release.
+func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, ref Ref, o WriteOptions) (*batch, error) {
+	rows, err := db.Count(ctx, relation)
+	if err != nil {
+		return nil, err
+	}
+	if rows == 0 {
+		return nil, ErrNoData
+	}
+	b := &batch{mode: strings.ToLower(o.Mode), rows: rows}
+	if b.mode == "" {
+		b.mode = Append
+	}
+	if b.mode == Upsert {
+		if len(o.JoinCols) == 0 {
+			return nil, ldperr.Configf("", "write_mode upsert needs join_cols")
+		}
+		if err := checkUniqueKeys(ctx, db, relation, o.JoinCols); err != nil {
+			return nil, err
+		}
+	}
+	var lock *flock.Lock
+	if b.mode != Append {
+		// Appends commute; overwrite and upsert read the table, then replace what they read.
+		if lock, err = flock.Acquire(c.LockPath(ref)); err != nil {
+			return nil, err
+		}
+	}
+	if b.tmp, err = os.MkdirTemp("", "ldp-write-"); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	b.release = func() {
+		os.RemoveAll(b.tmp)
+		lock.Release()
+	}
+	if b.schema, err = batchSchema(ctx, db, relation, b.tmp); err == nil {
+		b.table, err = c.loadOrCreate(ctx, ref, b.schema, o.PartitionBy)
+	}
+	if err == nil {
+		for _, k := range o.JoinCols {
+			if _, ok := b.schema.FindFieldByName(k); !ok {
+				err = ldperr.Configf("", "join column %q is not in the data", k)
+			}
+		}
+	}
+	if err != nil {
+		b.release()
+		return nil, err
+	}
+	return b, nil
 }
 
 // ConflictError is a commit that lost a race after iceberg-go's own retries: main moved in a
