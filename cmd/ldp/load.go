@@ -8,6 +8,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
 
@@ -41,4 +42,19 @@ func loadTargetTable(ctx context.Context, path, what string) (*v1.Pipeline, *tab
 	defer cat.Close()
 	tbl, err := cat.Load(ctx, lake.RefOf(p.Metadata.Target))
 	return p, tbl, err
+}
+
+// sinksFor returns a pipeline's event sinks: its ledger and the sinks its spec declares.
+func sinksFor(p *v1.Pipeline, getenv func(string) string) []ledger.Sink {
+	var specs []ledger.SinkSpec
+	if o := p.Metadata.Observability; o != nil {
+		for _, s := range o.Sinks {
+			ss := ledger.SinkSpec{Type: s.Type, Path: s.Path, URL: s.URL, APIKeyEnv: s.APIKeyEnv, Namespace: s.Namespace}
+			if s.TimeoutS != nil {
+				ss.TimeoutS = *s.TimeoutS
+			}
+			specs = append(specs, ss)
+		}
+	}
+	return ledger.SinksFor(p.Path, specs, version, getenv)
 }

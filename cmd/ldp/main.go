@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/redact"
 )
 
 func main() { os.Exit(Main()) }
@@ -42,7 +43,7 @@ func run(ctx context.Context, args []string, s *streams) int {
 	if err != nil {
 		var silent *ldperr.ExitError
 		if !errors.As(err, &silent) {
-			fmt.Fprintf(s.Err, "ldp: %v\n", err)
+			fmt.Fprintf(s.Err, "ldp: %s\n", redact.String(err.Error()))
 		}
 	}
 	return ldperr.ExitCode(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -33,7 +34,7 @@ Declare Pipelines and Workflows in spec files, then:
 		SilenceErrors: true, // Main prints every error once
 		SilenceUsage:  true,
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
-			setupLogging(s.Err, verbose)
+			setupLogging(redact.Writer{W: s.Err}, verbose)
 		},
 	}
 	root.SetOut(s.Out)
@@ -52,6 +53,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newPipelinesCmd(s),
 		newPlanCmd(s),
 		newCommitsCmd(s),
+		newRunsCmd(s),
 	)
 	return root
 }

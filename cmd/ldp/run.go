@@ -74,7 +74,8 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if o.attempt < 1 {
 		return usageError(cmd, "--attempt must be 1 or more, got %d", o.attempt)
 	}
-	opts := pipeline.Options{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv)}
+	opts := pipeline.Options{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
+		Sinks: sinksFor(p, o.s.Getenv), Version: version, Warn: func(m string) { fmt.Fprintln(o.s.Err, "warning: "+m) }}
 	if o.window != "" {
 		w, err := parseWindow(p, o.window)
 		if err != nil {

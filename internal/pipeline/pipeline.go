@@ -18,6 +18,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/formats"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/window"
 
@@ -90,6 +91,10 @@ type Options struct {
 	Log io.Writer
 	// Hook is passed to the publish (a test seam; nil in production).
 	Hook func(point string)
+	// Sinks receive the run's events; Warn their failures. Version is ldp's, for the events.
+	Sinks   []ledger.Sink
+	Warn    func(string)
+	Version string
 }
 
 // staged reports whether a run publishes through the exactly-once protocol.
@@ -136,8 +141,10 @@ type run struct {
 	win  window.Spec
 	// colType is the DuckDB type of the window column, once the source is read.
 	colType string
-	// skipped is set when the publish found the key on main (another run got there first).
+	// skipped is set when the key was found on main (before the run, or at publish).
 	skipped bool
+	rec     *ledger.Recorder
+	isKeyed bool
 }
 
 // Stages of a run, as failures name them.
@@ -157,8 +164,10 @@ type StageError struct {
 func (e *StageError) Error() string { return e.Err.Error() }
 func (e *StageError) Unwrap() error { return e.Err }
 
-// Run runs a pipeline once, outside any window (the direct mode). The result is returned with
-// the error too, so a blocked or failed run still reports what it read and checked.
+// Run runs a pipeline once. With a window, a run id or a key, an Iceberg target is published
+// exactly once through the staged protocol; otherwise it is written directly. The result is
+// returned with the error too, so a blocked or failed run still reports what it read and
+// checked. Every run leaves its events in opts.Sinks (the ledger, and the spec's sinks).
 func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	start := time.Now()
 	route, err := RouteOf(p)
@@ -171,6 +180,13 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	if opts.Attempt < 1 {
+		opts.Attempt = 1
+	}
+	staged := opts.staged() && p.IsIceberg() // decided before a run id is made up
+	if opts.RunID == "" {
+		opts.RunID = uuid.Must(uuid.NewV7()).String()
+	}
 	mode := strings.ToLower(opts.Mode)
 	if mode == "" {
 		mode = p.Metadata.Target.WriteMode
@@ -179,55 +195,89 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, &ldperr.ConfigError{File: p.Path, Err: err}
 	}
-	r := &run{p: p, opts: opts, win: win, res: &Result{Pipeline: p.Identifier, Route: route.String(), Target: targetName(p), Mode: mode, Window: opts.Window.String()}}
-	if opts.staged() && p.IsIceberg() {
-		if r.opts.Attempt < 1 {
-			r.opts.Attempt = 1
-		}
-		if r.opts.RunID == "" {
-			r.opts.RunID = uuid.Must(uuid.NewV7()).String()
-		}
-		r.res.RunID, r.res.Attempt = r.opts.RunID, r.opts.Attempt
-		r.res.Key = r.opts.Key
+	r := &run{p: p, opts: opts, win: win, isKeyed: staged, res: &Result{Pipeline: p.Identifier, Route: route.String(), Target: targetName(p),
+		Mode: mode, Window: opts.Window.String(), RunID: opts.RunID, Attempt: opts.Attempt}}
+	if r.res.SpecHash, err = p.SpecHash(); err != nil {
+		return nil, err
+	}
+	if r.keyed() {
+		r.res.Key = opts.Key
 		if r.res.Key == "" {
 			r.res.Key = p.IdempotencyKey(opts.Window)
 		}
-		if r.res.SpecHash, err = p.SpecHash(); err != nil {
-			return nil, err
-		}
-		// A window already published is done: nothing is read.
-		if done, err := r.published(ctx); err != nil || done {
-			r.res.DurationS = time.Since(start).Seconds()
-			return r.res, err
-		}
 	}
-	db, err := engine.Open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	r.db = db
-	err = r.stages(ctx, routes[route])
+	r.rec = ledger.NewRecorder(opts.RunID, opts.Attempt, opts.Sinks, opts.Warn)
+	defer r.rec.Close()
+	r.rec.Emit(ctx, ledger.RunStarted, r.startedPayload())
+	err = r.execute(ctx, routes[route])
 	r.res.DurationS = time.Since(start).Seconds()
 	switch {
 	case err == nil && r.skipped:
 		r.res.Status = StatusSkippedDuplicate
+		r.rec.Emit(ctx, ledger.RunSkippedDuplicate, map[string]any{"idempotency_key": r.res.Key, "snapshot_id": r.res.SnapshotID})
 	case err == nil:
 		r.res.Status = StatusPublished
+		r.rec.Emit(ctx, ledger.RunPublished, r.publishedPayload())
 	case ldperr.IsDataGate(err):
 		r.res.Status = StatusBlocked
 		r.res.Error = err.Error()
+		var fails []map[string]any
+		if r.res.Quality != nil {
+			for _, f := range r.res.Quality.Failures() {
+				fails = append(fails, map[string]any{"name": f.Name, "check": f.Check, "details": f.Details, "failing_rows": f.FailingRows})
+			}
+		}
+		r.rec.Emit(ctx, ledger.RunBlockedQuality, map[string]any{"failures": fails})
 	default:
 		r.res.Status = StatusFailed
 		r.res.Error = err.Error()
+		var se *StageError
+		stage := ""
+		if errors.As(err, &se) {
+			stage = se.Stage
+		}
+		r.res.Stage = stage
+		r.rec.Emit(ctx, ledger.RunFailed, map[string]any{"stage": stage, "error_type": errorType(err), "message": err.Error()})
 	}
+	r.rec.Emit(ctx, ledger.RunFinished, r.finishedPayload())
 	return r.res, err
+}
+
+// keyed reports whether the run publishes through the exactly-once protocol.
+func (r *run) keyed() bool { return r.isKeyed }
+
+// execute checks for the key, then runs the stages in one DuckDB session.
+func (r *run) execute(ctx context.Context, write writer) error {
+	// A window already published is done: nothing is read.
+	if r.keyed() {
+		done, err := r.published(ctx)
+		if err != nil {
+			return &StageError{Stage: StageWrite, Err: err}
+		}
+		if done {
+			r.skipped = true
+			return nil
+		}
+	}
+	db, err := engine.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	r.db = db
+	return r.stages(ctx, write)
 }
 
 func (r *run) stages(ctx context.Context, write writer) error {
 	if err := r.extract(ctx); err != nil {
 		return &StageError{Stage: StageExtract, Err: err}
 	}
+	cols, _ := r.db.Columns(ctx, "source")
+	schema := make([]map[string]any, len(cols))
+	for i, c := range cols {
+		schema[i] = map[string]any{"name": c.Name, "type": c.Type}
+	}
+	r.rec.Emit(ctx, ledger.RunExtracted, map[string]any{"rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept, "schema": schema, "source_path": r.res.SourcePath})
 	if err := r.transform(ctx); err != nil {
 		return &StageError{Stage: StageTransform, Err: err}
 	}
@@ -345,7 +395,6 @@ func (r *run) published(ctx context.Context) (bool, error) {
 	if err != nil || s == nil {
 		return false, err
 	}
-	r.res.Status = StatusSkippedDuplicate
 	r.res.SnapshotID = s.SnapshotID
 	return true, nil
 }
@@ -400,6 +449,7 @@ func (r *run) validate(ctx context.Context) error {
 	for _, l := range rep.Lines() {
 		fmt.Fprintln(r.opts.Log, l)
 	}
+	r.rec.Emit(ctx, ledger.QualityEvaluated, r.qualityPayload(ctx, rep))
 	if !rep.Passed() && q.OnFailure != "warn" {
 		return &quality.GateError{Target: r.res.Target, Report: rep}
 	}
@@ -417,7 +467,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy,
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
 	}
-	if !r.opts.staged() {
+	if !r.keyed() {
 		res, err := cat.Write(ctx, r.db, "ldp_batch", lake.RefOf(t), wo)
 		if err != nil {
 			return err

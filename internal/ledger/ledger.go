@@ -1,0 +1,177 @@
+// Package ledger records what runs did: one JSON event per line in .ldp/events.jsonl next to
+// the spec or workflow file, and in the sinks a spec names (another JSONL file, OpenLineage).
+// The ledger is the history a user reads when something went wrong, and the half of the
+// observed state (besides the keys on main) that the reconciler plans from.
+//
+// Appends are safe when several processes share one ledger: each line is written whole, in
+// one write call, under an exclusive lock. A reader skips a torn last line (a killed writer)
+// with a warning, ignores fields it does not know, and applies an event at most once per
+// (run_id, attempt, seq).
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ldp-dev/ldp/internal/flock"
+)
+
+// SchemaVersion is the version of the event envelope.
+const SchemaVersion = 1
+
+// Event is one line of the ledger.
+type Event struct {
+	EventID       string         `json:"event_id"`
+	Type          string         `json:"type"`
+	SchemaVersion int            `json:"schema_version"`
+	TS            time.Time      `json:"ts"`
+	RunID         string         `json:"run_id"`
+	Attempt       int            `json:"attempt"`
+	Seq           int            `json:"seq"`
+	TableUUID     string         `json:"table_uuid,omitempty"`
+	Payload       map[string]any `json:"payload"`
+}
+
+// Event types of a pipeline run.
+const (
+	RunStarted          = "run.started"
+	RunExtracted        = "run.extracted"
+	QualityEvaluated    = "quality.evaluated"
+	RunPublished        = "run.published"
+	RunSkippedDuplicate = "run.skipped_duplicate"
+	RunBlockedQuality   = "run.blocked_quality"
+	RunFailed           = "run.failed"
+	RunFinished         = "run.finished"
+)
+
+// PathFor is the ledger of a spec or workflow file: .ldp/events.jsonl in its folder.
+func PathFor(specPath string) string {
+	return filepath.Join(filepath.Dir(specPath), ".ldp", "events.jsonl")
+}
+
+// File is a JSONL file of events.
+type File struct {
+	Path string
+}
+
+// Append writes events to the file, each as one whole line, under the file's lock.
+func (f File) Append(events ...Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	for _, e := range events {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+		return err
+	}
+	l, err := flock.Acquire(f.Path + ".lock")
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	out, err := os.OpenFile(f.Path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	// A torn last line from a killed writer would swallow this line's start: end it first.
+	if st, err := out.Stat(); err == nil && st.Size() > 0 {
+		if last, err := lastByte(f.Path); err == nil && last != '\n' {
+			buf = *bytes.NewBuffer(append([]byte{'\n'}, buf.Bytes()...))
+		}
+	}
+	if _, err := out.Write(buf.Bytes()); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Sync flushes the file to disk (at the end of a run).
+func (f File) Sync() error {
+	out, err := os.OpenFile(f.Path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	return out.Sync()
+}
+
+func lastByte(path string) (byte, error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	b := make([]byte, 1)
+	if st, err := r.Stat(); err != nil || st.Size() == 0 {
+		return '\n', err
+	} else if _, err := r.ReadAt(b, st.Size()-1); err != nil {
+		return 0, err
+	}
+	return b[0], nil
+}
+
+// Read returns the events of a ledger in file order, each (run_id, attempt, seq) once. Lines
+// that do not parse (a torn line from a killed writer) are skipped and reported as warnings.
+// A ledger that does not exist holds no events.
+func Read(path string) ([]Event, []string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return ReadFrom(f, path)
+}
+
+// ReadFrom reads events from r; name labels warnings.
+func ReadFrom(r io.Reader, name string) ([]Event, []string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	type id struct {
+		run     string
+		attempt int
+		seq     int
+	}
+	seen := map[id]bool{}
+	var out []Event
+	var warns []string
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var e Event
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber() // a snapshot id does not fit a float64
+		if err := dec.Decode(&e); err != nil || e.Type == "" {
+			warns = append(warns, fmt.Sprintf("%s:%d: skipped a line that is not a whole event (a writer was killed mid-line?)", name, line))
+			continue
+		}
+		k := id{e.RunID, e.Attempt, e.Seq}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, e)
+	}
+	return out, warns, sc.Err()
+}

@@ -1,0 +1,67 @@
+package ledger
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAppendReadDedupeAndTornLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".ldp", "events.jsonl")
+	f := File{Path: path}
+	rec := NewRecorder("run-1", 1, []Sink{&FileSink{File: f}}, nil)
+	ctx := context.Background()
+	rec.Emit(ctx, RunStarted, map[string]any{"pipeline": "p", "idempotency_key": "k", "logical_window": map[string]any{"start": "a", "end": "b"}})
+	rec.Emit(ctx, RunFinished, map[string]any{"status": "published", "snapshot_id": int64(4680872402827869008), "rows_written": 3, "duration_s": 0.5})
+	rec.Close()
+	raw, _ := os.ReadFile(path)
+	// A replayed line (same run, attempt and seq) and a torn last line.
+	lines := strings.SplitAfter(string(raw), "\n")
+	os.WriteFile(path, []byte(string(raw)+lines[1]+`{"event_id": "x", "type": "run.fin`), 0o644)
+	// The next append ends the torn line first, so its own line stays whole.
+	rec2 := NewRecorder("run-2", 1, []Sink{&FileSink{File: f}}, nil)
+	rec2.Emit(ctx, RunStarted, map[string]any{"pipeline": "p"})
+	events, warns, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 3 || len(warns) != 1 || !strings.Contains(warns[0], ":4: skipped a line") {
+		t.Fatalf("%d events, warnings %v; want 3 events and the torn line 4 skipped", len(events), warns)
+	}
+	runs := Summarize(events, false)
+	if len(runs) != 2 || runs[1].SnapshotID != 4680872402827869008 || runs[1].Status != "published" || runs[1].Window != "a/b" || runs[0].Status != StatusUnfinished {
+		t.Errorf("summaries %+v", runs)
+	}
+	if missing, _, err := Read(filepath.Join(t.TempDir(), "none.jsonl")); missing != nil || err != nil {
+		t.Errorf("a ledger that does not exist: %v %v", missing, err)
+	}
+}
+
+func TestSummarizeKeepsTheLastAttempt(t *testing.T) {
+	ev := func(run string, attempt, seq int, typ, status string) Event {
+		return Event{RunID: run, Attempt: attempt, Seq: seq, Type: typ, Payload: map[string]any{"status": status}}
+	}
+	events := []Event{ev("r", 1, 0, RunStarted, ""), ev("r", 1, 1, RunFinished, "failed"), ev("r", 2, 0, RunStarted, ""), ev("r", 2, 1, RunFinished, "published")}
+	if s := Summarize(events, false); len(s) != 1 || s[0].Attempt != 2 || s[0].Status != "published" {
+		t.Errorf("last attempts %+v", s)
+	}
+	if s := Summarize(events, true); len(s) != 2 {
+		t.Errorf("all attempts %+v", s)
+	}
+}
+
+func TestEndpointAndRunUUID(t *testing.T) {
+	for in, want := range map[string]string{"http://127.0.0.1:5000": "http://127.0.0.1:5000/api/v1/lineage", "http://h/": "http://h/api/v1/lineage", "https://h/custom": "https://h/custom"} {
+		if got, _ := EndpointURL(in); got != want {
+			t.Errorf("EndpointURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if u := runUUID("airflow:dag:run:task"); len(u) != 36 || u != runUUID("airflow:dag:run:task") {
+		t.Errorf("runUUID is not a stable UUID: %q", u)
+	}
+	if u := runUUID("01a22a87-2bd1-7c00-8061-ff3c4cf16693"); u != "01a22a87-2bd1-7c00-8061-ff3c4cf16693" {
+		t.Errorf("a UUID run id changed: %q", u)
+	}
+}

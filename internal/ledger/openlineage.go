@@ -1,0 +1,331 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ldp-dev/ldp/internal/flock"
+)
+
+// OpenLineage spec and facet schemas this sink writes (spec 2-0-2).
+const (
+	olSchemaURL     = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+	olFacets        = "https://openlineage.io/spec/facets/"
+	olDefaultPath   = "/api/v1/lineage"
+	olDefaultNS     = "ldp"
+	olDefaultWaitS  = 5.0
+	olLanguage      = "go"
+	olProducerStem  = "https://github.com/ldp-dev/ldp/tree/"
+	olEventStart    = "START"
+	olEventComplete = "COMPLETE"
+	olEventFail     = "FAIL"
+)
+
+// OpenLineageSink turns a run's events into OpenLineage run events: START when the run starts,
+// COMPLETE (published or skipped) or FAIL (blocked or failed) when it finishes. It writes them
+// to a JSONL file, or POSTs them to an HTTP endpoint. A sink that is down, slow or full warns
+// and never fails the load.
+type OpenLineageSink struct {
+	// Path is a file to append events to; URL an endpoint to POST them to (one of the two).
+	Path string
+	URL  string
+	// APIKey is sent as a bearer token.
+	APIKey    string
+	Namespace string
+	Timeout   time.Duration
+	Version   string
+	Client    *http.Client
+
+	run olRun
+}
+
+// olRun is what the sink has learnt about the run so far.
+type olRun struct {
+	job         string
+	input       map[string]any
+	output      map[string]any
+	nominal     map[string]any
+	fields      []map[string]any
+	assertions  []map[string]any
+	rowsWritten int64
+}
+
+func (s *OpenLineageSink) Emit(ctx context.Context, e Event) error {
+	p := e.Payload
+	switch e.Type {
+	case RunStarted:
+		s.run = olRun{job: str(p["pipeline"])}
+		s.run.input = dataset(p["source"])
+		s.run.output = dataset(p["target"])
+		if w, ok := p["logical_window"].(map[string]any); ok && str(w["start"]) != "" {
+			s.run.nominal = s.facet("1-0-1", "NominalTimeRunFacet", map[string]any{"nominalStartTime": w["start"], "nominalEndTime": w["end"]})
+		}
+		return s.send(ctx, e, olEventStart, "")
+	case RunExtracted:
+		if cols, ok := p["schema"].([]any); ok {
+			for _, c := range cols {
+				if m, ok := c.(map[string]any); ok {
+					s.run.fields = append(s.run.fields, map[string]any{"name": m["name"], "type": m["type"]})
+				}
+			}
+		}
+	case QualityEvaluated:
+		if checks, ok := p["checks"].([]any); ok {
+			for _, c := range checks {
+				m, _ := c.(map[string]any)
+				a := map[string]any{"assertion": m["name"], "success": m["passed"]}
+				if col := str(m["column"]); col != "" {
+					a["column"] = col
+				}
+				s.run.assertions = append(s.run.assertions, a)
+			}
+		}
+	case RunPublished:
+		s.run.rowsWritten = num(p["rows_written"])
+	case RunFinished:
+		switch str(p["status"]) {
+		case "published", "skipped_duplicate":
+			return s.send(ctx, e, olEventComplete, "")
+		default:
+			msg := str(p["error"])
+			if msg == "" {
+				msg = "run ended " + str(p["status"])
+			}
+			return s.send(ctx, e, olEventFail, msg)
+		}
+	}
+	return nil
+}
+
+func (s *OpenLineageSink) Close() error { return nil }
+
+func (s *OpenLineageSink) producer() string {
+	v := s.Version
+	if v == "" {
+		v = "dev"
+	}
+	return olProducerStem + v
+}
+
+func (s *OpenLineageSink) facet(version, name string, fields map[string]any) map[string]any {
+	f := map[string]any{"_producer": s.producer(), "_schemaURL": olFacets + version + "/" + name + ".json#/$defs/" + name}
+	for k, v := range fields {
+		f[k] = v
+	}
+	return f
+}
+
+// runUUID is the OpenLineage runId: the run id itself when it is a UUID, else a UUID hashed
+// from it, so every try of a run reports under one id.
+func runUUID(runID string) string {
+	if u, err := uuid.Parse(runID); err == nil {
+		return u.String()
+	}
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("ldp:run:"+runID)).String()
+}
+
+// event builds the OpenLineage run event of type typ.
+func (s *OpenLineageSink) event(e Event, typ, errMsg string) map[string]any {
+	ns := s.Namespace
+	if ns == "" {
+		ns = olDefaultNS
+	}
+	runFacets := map[string]any{}
+	if s.run.nominal != nil {
+		runFacets["nominalTime"] = s.run.nominal
+	}
+	if errMsg != "" {
+		runFacets["errorMessage"] = s.facet("1-0-1", "ErrorMessageRunFacet", map[string]any{"message": errMsg, "programmingLanguage": olLanguage})
+	}
+	var inputs, outputs []any
+	if s.run.input != nil {
+		in := copyMap(s.run.input)
+		facets := map[string]any{}
+		if len(s.run.fields) > 0 {
+			facets["schema"] = s.facet("1-1-1", "SchemaDatasetFacet", map[string]any{"fields": s.run.fields})
+		}
+		in["facets"] = facets
+		if len(s.run.assertions) > 0 {
+			in["inputFacets"] = map[string]any{"dataQualityAssertions": s.facet("1-0-1", "DataQualityAssertionsDatasetFacet", map[string]any{"assertions": s.run.assertions})}
+		}
+		inputs = append(inputs, in)
+	}
+	if s.run.output != nil {
+		out := copyMap(s.run.output)
+		out["facets"] = map[string]any{}
+		if typ == olEventComplete && s.run.rowsWritten > 0 {
+			out["outputFacets"] = map[string]any{"outputStatistics": s.facet("1-0-2", "OutputStatisticsOutputDatasetFacet", map[string]any{"rowCount": s.run.rowsWritten})}
+		}
+		outputs = append(outputs, out)
+	}
+	return map[string]any{
+		"eventType": typ,
+		"eventTime": e.TS.UTC().Format(time.RFC3339Nano),
+		"producer":  s.producer(),
+		"schemaURL": olSchemaURL,
+		"run":       map[string]any{"runId": runUUID(e.RunID), "facets": runFacets},
+		"job":       map[string]any{"namespace": ns, "name": s.run.job, "facets": map[string]any{}},
+		"inputs":    nonNil(inputs),
+		"outputs":   nonNil(outputs),
+	}
+}
+
+func (s *OpenLineageSink) send(ctx context.Context, e Event, typ, errMsg string) error {
+	body, err := json.Marshal(s.event(e, typ, errMsg))
+	if err != nil {
+		return err
+	}
+	if s.Path != "" {
+		return appendLine(s.Path, body)
+	}
+	return s.post(ctx, body)
+}
+
+func (s *OpenLineageSink) post(ctx context.Context, body []byte) error {
+	endpoint, err := EndpointURL(s.URL)
+	if err != nil {
+		return err
+	}
+	timeout := s.Timeout
+	if timeout == 0 {
+		timeout = time.Duration(olDefaultWaitS * float64(time.Second))
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if s.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+	}
+	client := s.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("OpenLineage endpoint %s: %w", endpoint, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("OpenLineage endpoint %s answered %s", endpoint, resp.Status)
+	}
+	return nil
+}
+
+// EndpointURL is where events are POSTed: the URL as given, or /api/v1/lineage on it when it
+// has no path.
+func EndpointURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("OpenLineage url: %w", err)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = olDefaultPath
+	}
+	return u.String(), nil
+}
+
+func appendLine(path string, line []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	l, err := flock.Acquire(path + ".lock")
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// dataset reads the {namespace, name} of a source or target from a run.started payload.
+func dataset(v any) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	ns, name := str(m["namespace"]), str(m["name"])
+	if name == "" {
+		return nil
+	}
+	return map[string]any{"namespace": ns, "name": name}
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func nonNil(xs []any) []any {
+	if xs == nil {
+		return []any{}
+	}
+	return xs
+}
+
+// SinksFor returns the sinks of a spec: its ledger (.ldp/events.jsonl next to it, always) and
+// the sinks of metadata.observability. getenv reads the variable an api_key_env names.
+func SinksFor(specPath string, sinks []SinkSpec, version string, getenv func(string) string) []Sink {
+	out := []Sink{&FileSink{File: File{Path: PathFor(specPath)}}}
+	base := filepath.Dir(specPath)
+	resolve := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	for _, sk := range sinks {
+		switch sk.Type {
+		case "jsonl":
+			if sk.Path != "" && resolve(sk.Path) != PathFor(specPath) {
+				out = append(out, &FileSink{File: File{Path: resolve(sk.Path)}})
+			}
+		case "openlineage":
+			ol := &OpenLineageSink{URL: sk.URL, Namespace: sk.Namespace, Version: version}
+			if sk.Path != "" {
+				ol.Path = resolve(sk.Path)
+			}
+			if sk.APIKeyEnv != "" && getenv != nil {
+				ol.APIKey = getenv(sk.APIKeyEnv)
+			}
+			if sk.TimeoutS > 0 {
+				ol.Timeout = time.Duration(sk.TimeoutS * float64(time.Second))
+			}
+			out = append(out, ol)
+		}
+	}
+	return out
+}
+
+// SinkSpec is a sink as a spec declares it (metadata.observability.sinks).
+type SinkSpec struct {
+	Type, Path, URL, APIKeyEnv, Namespace string
+	TimeoutS                              float64
+}

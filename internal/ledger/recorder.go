@@ -1,0 +1,116 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ldp-dev/ldp/internal/redact"
+)
+
+// Sink receives the events of a run as they happen. A sink that fails is reported as a
+// warning and never fails the run.
+type Sink interface {
+	Emit(ctx context.Context, e Event) error
+	// Close ends the run's events (flushes, fsyncs).
+	Close() error
+}
+
+// Recorder numbers, redacts and sends the events of one attempt of one run.
+type Recorder struct {
+	RunID   string
+	Attempt int
+	sinks   []Sink
+	seq     int
+	now     func() time.Time
+	warn    func(string)
+	tableID string
+}
+
+// NewRecorder returns a recorder for attempt of run that sends to sinks; warn receives sink
+// failures (nil discards them).
+func NewRecorder(runID string, attempt int, sinks []Sink, warn func(string)) *Recorder {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return &Recorder{RunID: runID, Attempt: attempt, sinks: sinks, now: time.Now, warn: warn}
+}
+
+// SetTable records the table's UUID on the events from now on.
+func (r *Recorder) SetTable(uuid string) {
+	if r != nil {
+		r.tableID = uuid
+	}
+}
+
+// Emit records one event. Every string of the payload passes through the redactor first.
+func (r *Recorder) Emit(ctx context.Context, typ string, payload map[string]any) {
+	if r == nil {
+		return
+	}
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	e := Event{
+		EventID: uuid.Must(uuid.NewV7()).String(), Type: typ, SchemaVersion: SchemaVersion,
+		TS: r.now().UTC(), RunID: r.RunID, Attempt: r.Attempt, Seq: r.seq, TableUUID: r.tableID,
+		Payload: redact.Value(jsonish(payload)).(map[string]any),
+	}
+	r.seq++
+	for _, s := range r.sinks {
+		if err := s.Emit(ctx, e); err != nil {
+			r.warn(fmt.Sprintf("event sink: %s (the run goes on)", redact.String(err.Error())))
+		}
+	}
+}
+
+// Close ends the run's events in every sink.
+func (r *Recorder) Close() {
+	if r == nil {
+		return
+	}
+	for _, s := range r.sinks {
+		if err := s.Close(); err != nil {
+			r.warn(fmt.Sprintf("event sink: %s", redact.String(err.Error())))
+		}
+	}
+}
+
+// jsonish turns a payload into plain JSON values (maps, slices, strings, numbers), so the
+// redactor sees every string and sinks see what a reader of the file will.
+func jsonish(v map[string]any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{"error": "payload could not be encoded: " + err.Error()}
+	}
+	var out map[string]any
+	// Numbers stay json.Number: a snapshot id does not fit a float64.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return map[string]any{"error": "payload could not be encoded: " + err.Error()}
+	}
+	return out
+}
+
+// FileSink appends to a JSONL file.
+type FileSink struct {
+	File
+	wrote bool
+}
+
+func (s *FileSink) Emit(_ context.Context, e Event) error {
+	s.wrote = true
+	return s.Append(e)
+}
+
+func (s *FileSink) Close() error {
+	if !s.wrote {
+		return nil
+	}
+	return s.Sync()
+}

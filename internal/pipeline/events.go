@@ -1,0 +1,160 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/formats"
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/quality"
+	"github.com/ldp-dev/ldp/internal/window"
+)
+
+// The payloads of a pipeline run's events. They carry counts, names and numeric metrics only:
+// never a row's values.
+
+func (r *run) startedPayload() map[string]any {
+	p := r.p
+	pm := "direct"
+	if r.keyed() {
+		pm = "staged"
+	}
+	payload := map[string]any{
+		"pipeline":        p.Identifier,
+		"spec":            p.Path,
+		"mode":            r.res.Mode,
+		"publish_mode":    pm,
+		"idempotency_key": r.res.Key,
+		"spec_hash":       r.res.SpecHash,
+		"source":          r.sourceDataset(),
+		"target":          r.targetDataset(),
+		"ldp_version":     r.opts.Version,
+	}
+	if !r.opts.Window.IsZero() {
+		payload["logical_window"] = map[string]any{"start": r.opts.Window.Start.UTC(), "end": r.opts.Window.End.UTC()}
+	}
+	return payload
+}
+
+// sourceDataset names the source as OpenLineage does: a file by its absolute path, a table by
+// its identifier in the warehouse's namespace.
+func (r *run) sourceDataset() map[string]any {
+	src := r.p.Metadata.Source
+	if strings.EqualFold(src.Format, formats.Iceberg) {
+		return map[string]any{"format": src.Format, "namespace": warehouseNS(r.p.BaseDir, src.Catalog.WarehousePath), "name": lake.RefOfSource(src).String()}
+	}
+	path := src.Path
+	if filled, err := window.FillPath(src.Path, r.opts.Window, r.win.Location); err == nil {
+		path = filled
+	}
+	return map[string]any{"format": src.Format, "namespace": "file", "name": absPath(r.resolve(path)), "path_template": src.Path}
+}
+
+// absPath makes a local path absolute; a URL (s3://...) is kept as written.
+func absPath(p string) string {
+	if strings.Contains(p, "://") {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+func (r *run) targetDataset() map[string]any {
+	t := r.p.Metadata.Target
+	if r.p.IsIceberg() {
+		return map[string]any{"format": t.Format, "namespace": warehouseNS(r.p.BaseDir, t.Catalog.WarehousePath), "name": lake.RefOf(t).String()}
+	}
+	return map[string]any{"format": t.Format, "namespace": "file", "name": absPath(r.resolve(t.Path))}
+}
+
+func warehouseNS(base, wp string) string {
+	if !filepath.IsAbs(wp) {
+		wp = filepath.Join(base, wp)
+	}
+	if abs, err := filepath.Abs(wp); err == nil {
+		wp = abs
+	}
+	return "iceberg+file://" + wp
+}
+
+func (r *run) publishedPayload() map[string]any {
+	p := map[string]any{"rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key}
+	if r.res.Write != nil {
+		p["write_result"] = r.res.Write
+	}
+	return p
+}
+
+func (r *run) finishedPayload() map[string]any {
+	p := map[string]any{
+		"status": r.res.Status, "duration_s": r.res.DurationS, "rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept,
+		"rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key,
+		"pipeline": r.p.Identifier, "logical_window": r.res.Window, "error": r.res.Error,
+	}
+	if q := r.res.Quality; q != nil {
+		p["quality_passed"] = q.Passed()
+		passed, failed := q.Counts()
+		p["checks_passed"], p["checks_failed"] = passed, failed
+	}
+	return p
+}
+
+// errorType names an error's kind for the ledger: the Go type of the error inside a stage.
+func errorType(err error) string {
+	var se *StageError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	t := fmt.Sprintf("%T", err)
+	t = strings.TrimPrefix(t, "*")
+	if i := strings.LastIndexByte(t, '.'); i >= 0 {
+		t = t[i+1:]
+	}
+	return t
+}
+
+func (r *run) qualityPayload(ctx context.Context, rep *quality.Report) map[string]any {
+	checks := make([]map[string]any, len(rep.Results))
+	for i, res := range rep.Results {
+		checks[i] = map[string]any{"name": res.Name, "check": res.Check, "passed": res.Passed, "failing_rows": res.FailingRows, "metrics": res.Metrics}
+	}
+	for i, c := range r.p.Metadata.Quality.Checks {
+		if i < len(checks) && c.Column != "" {
+			checks[i]["column"] = c.Column
+		}
+	}
+	return map[string]any{"rows": rep.Rows, "null_counts": r.nullCounts(ctx), "passed": rep.Passed(), "on_failure": rep.OnFailure, "checks": checks}
+}
+
+// nullCounts counts the nulls of every column of the batch in one pass.
+func (r *run) nullCounts(ctx context.Context) map[string]int64 {
+	cols, err := r.db.Columns(ctx, "ldp_batch")
+	if err != nil || len(cols) == 0 {
+		return nil
+	}
+	exprs := make([]string, len(cols))
+	for i, c := range cols {
+		exprs[i] = "count(*) - count(" + engine.Ident(c.Name) + ")"
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := r.db.QueryRow(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM ldp_batch", ptrs...); err != nil {
+		return nil
+	}
+	out := make(map[string]int64, len(cols))
+	for i, c := range cols {
+		if n, ok := vals[i].(int64); ok {
+			out[c.Name] = n
+		}
+	}
+	return out
+}

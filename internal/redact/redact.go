@@ -1,0 +1,100 @@
+// Package redact masks secrets in text before it reaches a ledger, a lineage endpoint, a log
+// or a terminal: passwords in URLs, token=value pairs, bearer tokens, AWS access key ids and
+// PEM blocks.
+package redact
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Mask replaces a secret.
+const Mask = "***"
+
+var rules = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	// -----BEGIN PRIVATE KEY----- ... -----END PRIVATE KEY-----, whole.
+	{regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|$)`), "-----BEGIN " + Mask + "-----"},
+	// scheme://user:password@host keeps the user.
+	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*):[^@/\s]+@`), "${1}:" + Mask + "@"},
+	// Authorization: Bearer abc, bearer abc.
+	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}`), "${1} " + Mask},
+	// AWS access key ids.
+	{regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), Mask},
+	// token=..., password: ..., "api_key": "..." and the like.
+	{regexp.MustCompile(`(?i)((?:[a-z0-9_.-]*(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|access[_-]?key|credential|private[_-]?key|auth)[a-z0-9_.-]*)["']?\s*[=:]\s*["']?)([^\s"'&,;}]+)`), "${1}" + Mask},
+}
+
+// String masks every secret in s.
+func String(s string) string {
+	if s == "" {
+		return s
+	}
+	for _, r := range rules {
+		s = r.re.ReplaceAllString(s, r.with)
+	}
+	return s
+}
+
+// Value masks the secrets in every string of a decoded JSON-like value, and the value of
+// every key that names a secret.
+func Value(v any) any {
+	switch t := v.(type) {
+	case string:
+		return String(t)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if SecretKey(k) {
+				if _, isStr := e.(string); isStr {
+					out[k] = Mask
+					continue
+				}
+			}
+			out[k] = Value(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = Value(e)
+		}
+		return out
+	case []string:
+		out := make([]string, len(t))
+		for i, e := range t {
+			out[i] = String(e)
+		}
+		return out
+	}
+	return v
+}
+
+// SecretKey reports whether a key names a secret (token, secret, password, credential).
+// Keys that name where a secret lives (api_key_env, token_env) are not secrets.
+func SecretKey(k string) bool {
+	k = strings.ToLower(k)
+	if strings.HasSuffix(k, "_env") {
+		return false
+	}
+	for _, w := range []string{"token", "secret", "password", "passwd", "credential", "api_key", "apikey"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Writer masks secrets in what is written through it, line by line as it comes.
+type Writer struct {
+	W interface{ Write([]byte) (int, error) }
+}
+
+func (w Writer) Write(p []byte) (int, error) {
+	if _, err := w.W.Write([]byte(String(string(p)))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

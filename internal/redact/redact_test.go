@@ -1,0 +1,40 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSecretsAreMasked(t *testing.T) {
+	secrets := []string{"hunter2secret", "ghp_abcdefghijklmnop123456", "AKIAIOSFODNN7EXAMPLE", "eyJhbGciOiJIUzI1NiJ9.payload.sig", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"}
+	texts := []string{
+		"connect postgres://ldp:hunter2secret@db.internal:5432/cat failed",
+		"GET https://api.example.com/x?token=ghp_abcdefghijklmnop123456&page=2",
+		"using key AKIAIOSFODNN7EXAMPLE in us-east-1",
+		"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig",
+		"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----",
+		`{"password": "hunter2secret", "api_key":"ghp_abcdefghijklmnop123456"}`,
+		"secret_access_key=hunter2secret region=eu",
+	}
+	for _, text := range texts {
+		got := String(text)
+		for _, s := range secrets {
+			if strings.Contains(got, s) {
+				t.Errorf("String(%q) = %q still holds %q", text, got, s)
+			}
+		}
+		if !strings.Contains(got, Mask) {
+			t.Errorf("String(%q) = %q masks nothing", text, got)
+		}
+	}
+	if got := String("postgres://ldp:hunter2secret@db/x"); got != "postgres://ldp:***@db/x" {
+		t.Errorf("URL = %q, want the user kept", got)
+	}
+	if got := String("read data/orders.csv:3: malformed CSV row"); got != "read data/orders.csv:3: malformed CSV row" {
+		t.Errorf("plain text changed: %q", got)
+	}
+	v := Value(map[string]any{"token": "abc", "api_key_env": "LINEAGE_TOKEN", "nested": []any{"pass postgres://u:p4ss@h/db"}}).(map[string]any)
+	if v["token"] != Mask || v["api_key_env"] != "LINEAGE_TOKEN" || strings.Contains(v["nested"].([]any)[0].(string), "p4ss") {
+		t.Errorf("Value = %v", v)
+	}
+}
