@@ -143,9 +143,9 @@ func TestOpenLineageReachesAServer(t *testing.T) {
 		}
 	}
 	checks := map[string]any{
-		"schemaURL":           "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-		"job.namespace":       "team",
-		"job.name":            "orders",
+		"schemaURL":     "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+		"job.namespace": "team",
+		"job.name":      "orders",
 		"run.facets.nominalTime.nominalStartTime": "2026-08-01T22:00:00Z",
 		"run.facets.nominalTime.nominalEndTime":   "2026-08-02T22:00:00Z",
 	}
@@ -258,4 +258,3 @@ func TestSecretsStayOut(t *testing.T) {
 		t.Errorf("stderr does not show the redacted path: %q", errs)
 	}
 }
-
