@@ -54,6 +54,9 @@ Declare Pipelines and Workflows in spec files, then:
 		newPlanCmd(s),
 		newCommitsCmd(s),
 		newRunsCmd(s),
+		newWorkflowCmd(s),
+		newDiffCmd(s),
+		newApplyCmd(s),
 	)
 	return root
 }

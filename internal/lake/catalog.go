@@ -65,6 +65,25 @@ func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) 
 	return &Catalog{Identifier: c.Identifier, Warehouse: wh, cat: cat, db: db}, nil
 }
 
+// OpenExisting opens the catalog of c only if its database exists; it creates nothing, so
+// planning never leaves a catalog behind. A catalog that does not exist yet is nil.
+func OpenExisting(ctx context.Context, vc *v1.Catalog, baseDir string) (*Catalog, error) {
+	if vc == nil {
+		return nil, errors.New("no catalog")
+	}
+	wp := vc.WarehousePath
+	if wp == "" {
+		wp = v1.DefaultWarehousePath
+	}
+	if !filepath.IsAbs(wp) {
+		wp = filepath.Join(baseDir, wp)
+	}
+	if _, err := os.Stat(filepath.Join(wp, vc.Identifier+"_catalog.db")); err != nil {
+		return nil, nil
+	}
+	return Open(ctx, vc, baseDir)
+}
+
 // Close releases the catalog database.
 func (c *Catalog) Close() error {
 	if c == nil {

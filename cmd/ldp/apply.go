@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+func newApplyCmd(s *streams) *cobra.Command {
+	f := &reconcileFlags{}
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR",
+		Short: "Run what is not done: the difference ldp diff shows",
+		Long: `Validate, compute the same plan as ldp diff, and run only its difference: windows that are
+published are skipped without being read; a window that failed, was blocked or was left
+unfinished resumes as the next attempt of its last run, with the tasks whose keys are on
+main skipped. Running apply again right after runs nothing.
+
+Without --window or --from, the windows are those due by each schedule at now.
+
+Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.`,
+		Example: `  ldp apply -f config/samples/daily_orders_workflow.json --window 2026-08-02/2026-08-03
+  ldp apply -f config/
+  ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(f.files) == 0 {
+				return usageError(cmd, "name what to apply with -f, for example: ldp apply -f config/")
+			}
+			d, err := f.desired()
+			if err != nil {
+				return usageError(cmd, "%v", err)
+			}
+			plans, err := planObjects(cmd.Context(), f.files, d, f.replace)
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				if printPlans(s.Out, plans) == 0 {
+					fmt.Fprintln(s.Out, "nothing to do: every window is done")
+				}
+				return nil
+			}
+			runner := runnerFor(s)
+			var results []*controllers.Result
+			code, ran := 0, 0
+			for _, op := range plans {
+				for i := range op.Windows {
+					wp := &op.Windows[i]
+					if wp.Action == reconcile.Skip {
+						continue
+					}
+					ran++
+					o := controllers.RunOptions{Plan: wp, Replace: wp.Action == reconcile.Replace}
+					if wp.Action == reconcile.Resume && wp.LastRun != nil {
+						// A resume is the next attempt of the same run: it fences every older one.
+						o.RunID, o.Attempt = wp.LastRun.RunID, wp.LastRun.Attempt+1
+					}
+					res := runner.Run(cmd.Context(), op.WF, wp.Window, o)
+					results = append(results, res)
+					code = worst(code, res.ExitCode())
+					if !f.json {
+						printResult(s, res)
+					}
+				}
+			}
+			if f.json {
+				if results == nil {
+					results = []*controllers.Result{}
+				}
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(results); err != nil {
+					return err
+				}
+			} else if ran == 0 {
+				fmt.Fprintln(s.Out, "nothing to do: every window is done")
+			}
+			if code != 0 {
+				return ldperr.Silent(code)
+			}
+			return nil
+		},
+	}
+	addReconcileFlags(cmd, f)
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and run nothing")
+	return cmd
+}
+
+func printResult(s *streams, res *controllers.Result) {
+	fmt.Fprintf(s.Out, "%s %s: %s (run %s attempt %d)\n", res.Workflow, res.Window, res.Status, res.RunID, res.Attempt)
+	for _, t := range res.Tasks {
+		line := fmt.Sprintf("  %-14s %s", t.ID, t.Status)
+		if t.Attempts > 1 {
+			line += fmt.Sprintf(" after %d attempts", t.Attempts)
+		}
+		if t.Error != "" {
+			line += ": " + firstLineOf(t.Error)
+		}
+		fmt.Fprintln(s.Out, line)
+	}
+}
+
+func firstLineOf(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+func newDiffCmd(s *streams) *cobra.Command {
+	f := &reconcileFlags{}
+	cmd := &cobra.Command{
+		Use:   "diff -f FILE|DIR",
+		Short: "Show what ldp apply would run, window by window and task by task",
+		Long: `Compare the windows each workflow (or scheduled dataset config) should have with what is
+done (the keys on each table's main branch and the run ledger) and print the difference:
+each window's state (published, failed, blocked, partial, missing), what would happen to it
+(skip, run, resume, replace), and for each task, run or skip and why. It reads and never
+writes, and is the same plan ldp apply runs.
+
+Without --window or --from, the windows are those due by each schedule at now (--now).
+
+Exit status (as terraform plan -detailed-exitcode): 0 nothing to do, 2 something would
+run, 1 an error.`,
+		Example: `  ldp diff -f config/
+  ldp diff -f workflow.json --window 2026-08-01/2026-08-02
+  ldp diff -f workflow.json --from 2026-08-01 --to 2026-09-01 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(f.files) == 0 {
+				return usageError(cmd, "name what to diff with -f, for example: ldp diff -f config/")
+			}
+			d, err := f.desired()
+			if err != nil {
+				return usageError(cmd, "%v", err)
+			}
+			plans, err := planObjects(cmd.Context(), f.files, d, f.replace)
+			if err != nil {
+				return err
+			}
+			pending := 0
+			if f.json {
+				for _, p := range plans {
+					for _, w := range p.Windows {
+						if w.Action != "skip" {
+							pending++
+						}
+					}
+				}
+				if plans == nil {
+					plans = []objectPlan{}
+				}
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(plans); err != nil {
+					return err
+				}
+			} else {
+				pending = printPlans(s.Out, plans)
+				if pending == 0 {
+					fmt.Fprintln(s.Out, "nothing to do: every window is done")
+				} else {
+					fmt.Fprintf(s.Out, "%d %s would run\n", pending, plural(pending, "window", "windows"))
+				}
+			}
+			if pending > 0 {
+				return ldperr.Silent(ldperr.ExitChanges)
+			}
+			return nil
+		},
+	}
+	addReconcileFlags(cmd, f)
+	return cmd
+}
+
+func addReconcileFlags(cmd *cobra.Command, f *reconcileFlags) {
+	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "a workflow, a dataset config, or a folder of them (repeatable)")
+	cmd.Flags().StringVar(&f.window, "window", "", "one window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&f.from, "from", "", "the first window of a range (a date or ISO-8601 time)")
+	cmd.Flags().StringVar(&f.to, "to", "", "the end of a range (default: the end of the last complete window)")
+	cmd.Flags().StringVar(&f.now, "now", "", "the time to plan at, ISO-8601 (default: now)")
+	cmd.Flags().BoolVar(&f.replace, "replace", false, "run every window again under its replace key")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+}

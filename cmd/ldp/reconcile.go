@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/specs"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+// objectPlan is the plan of one workflow (or dataset config) over its desired windows.
+type objectPlan struct {
+	WF      *controllers.Workflow  `json:"-"`
+	Name    string                 `json:"name"`
+	File    string                 `json:"file"`
+	Windows []reconcile.WindowPlan `json:"windows"`
+}
+
+// reconcileFlags are the flags diff and apply share.
+type reconcileFlags struct {
+	files         []string
+	window        string
+	from, to, now string
+	replace       bool
+	json          bool
+}
+
+func (f *reconcileFlags) desired() (controllers.Desired, error) {
+	d := controllers.Desired{Window: f.window, From: f.from, To: f.to, Now: now()}
+	if f.window != "" && f.from != "" {
+		return d, fmt.Errorf("--window and --from are two ways to say which windows: give one")
+	}
+	if f.to != "" && f.from == "" {
+		return d, fmt.Errorf("--to needs --from")
+	}
+	if f.now != "" {
+		t, err := time.Parse(time.RFC3339, f.now)
+		if err != nil {
+			return d, fmt.Errorf("--now %q: want an ISO-8601 time with an offset, such as 2026-08-05T02:05:00Z", f.now)
+		}
+		d.Now = t
+	}
+	return d, nil
+}
+
+// objectFiles finds the objects to reconcile: a file named is one object; in a folder, the
+// workflow files and the dataset configs with a schedule.
+func objectFiles(paths []string) ([]string, error) {
+	cands, err := specs.Discover(paths)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range cands {
+		if c.Explicit {
+			out = append(out, c.Path)
+			continue
+		}
+		if c.TooLarge {
+			continue
+		}
+		obj, err := v1.Load(c.Path)
+		if err != nil {
+			continue // ldp validate reports it; a folder may hold other JSON
+		}
+		switch o := obj.(type) {
+		case *v1.Workflow:
+			out = append(out, c.Path)
+		case *v1.Pipeline:
+			if o.Metadata.Schedule != "" || reconcileSchedule(o) != "" {
+				out = append(out, c.Path)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func reconcileSchedule(p *v1.Pipeline) string {
+	wf, err := controllers.OneTask(p)
+	if err != nil {
+		return ""
+	}
+	return wf.Schedule
+}
+
+// planObjects computes the plan of every object: what ldp diff prints and ldp apply runs.
+func planObjects(ctx context.Context, files []string, d controllers.Desired, replace bool) ([]objectPlan, error) {
+	paths, err := objectFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	var out []objectPlan
+	for _, p := range paths {
+		wf, err := controllers.LoadWorkflow(p)
+		if err != nil {
+			return nil, err
+		}
+		windows, err := d.Windows(wf)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", displayPath(p), err)
+		}
+		obs, err := controllers.Observe(ctx, wf)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", displayPath(p), err)
+		}
+		out = append(out, objectPlan{WF: wf, Name: wf.Name, File: displayPath(p), Windows: reconcile.Plan(wf.Object(), windows, obs, reconcile.Options{Replace: replace})})
+	}
+	return out, nil
+}
+
+// printPlans writes plans window by window and task by task, and returns the windows that
+// would run.
+func printPlans(w io.Writer, plans []objectPlan) int {
+	pending := 0
+	for _, op := range plans {
+		fmt.Fprintf(w, "%s (%s)\n", op.Name, op.File)
+		for _, wp := range op.Windows {
+			note := ""
+			if wp.Unfinished {
+				note = ", last run unfinished"
+			}
+			fmt.Fprintf(w, "  %s/%s  %s%s -> %s\n", wp.Start, wp.End, wp.State, note, wp.Action)
+			if wp.Action == reconcile.Skip {
+				continue
+			}
+			pending++
+			for _, tp := range wp.Tasks {
+				key := ""
+				if tp.Key != "" {
+					key = "  key " + tp.Key[:12] + "…"
+				}
+				fmt.Fprintf(w, "    %-14s %-4s  %s%s\n", tp.ID, tp.Action, tp.Reason, key)
+			}
+		}
+	}
+	return pending
+}
+
+// runnerFor is the workflow runner of the CLI.
+func runnerFor(s *streams) *controllers.Runner {
+	return &controllers.Runner{Log: s.Err, Getenv: s.Getenv, Version: version, Hook: faultHook(s.Getenv),
+		Sinks: func(p *v1.Pipeline) []ledger.Sink { return sinksFor(p, s.Getenv)[1:] }}
+}
+
+func worst(codes ...int) int {
+	out := 0
+	for _, c := range codes {
+		if c == 1 || (c == 3 && out == 0) {
+			out = c
+		}
+	}
+	return out
+}

@@ -1,0 +1,282 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+// Task outcomes.
+const (
+	Succeeded      = "succeeded"
+	Skipped        = "skipped"
+	Failed         = "failed"
+	Blocked        = "blocked"
+	UpstreamFailed = "upstream_failed"
+)
+
+// Workflow and task events.
+const (
+	WorkflowStarted  = "workflow.started"
+	WorkflowFinished = "workflow.finished"
+	TaskStarted      = "task.started"
+	TaskFinished     = "task.finished"
+)
+
+// TaskContext is what a task kind gets for one attempt.
+type TaskContext struct {
+	Workflow *Workflow
+	Task     v1.Task
+	Window   v1.LogicalWindow
+	RunID    string
+	Attempt  int
+	Replace  bool
+	Runner   *Runner
+}
+
+// TaskKind runs one kind of task (pipeline, maintain, dbt). It returns whether the attempt
+// found its work already done (skipped), and an error for a failure or a data gate.
+type TaskKind interface {
+	Run(ctx context.Context, tc TaskContext) (skipped bool, detail map[string]any, err error)
+}
+
+var kinds = map[string]TaskKind{}
+
+// Register adds a task kind; later issues add maintain and dbt without touching the runner.
+func Register(name string, k TaskKind) { kinds[name] = k }
+
+func init() { Register("pipeline", pipelineKind{}) }
+
+// Runner runs workflows. Its clock, sleeper and random source are seams: tests pass fakes.
+type Runner struct {
+	Now     func() time.Time
+	Sleep   func(time.Duration)
+	Rand    *rand.Rand
+	Log     io.Writer
+	Getenv  func(string) string
+	Version string
+	// Hook is passed to each publish (a test seam).
+	Hook func(string)
+	// Sinks returns the extra sinks of a pipeline's spec (besides the workflow's ledger).
+	Sinks func(*v1.Pipeline) []ledger.Sink
+}
+
+func (r *Runner) defaults() {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.Sleep == nil {
+		r.Sleep = time.Sleep
+	}
+	if r.Rand == nil {
+		r.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	}
+	if r.Log == nil {
+		r.Log = io.Discard
+	}
+}
+
+// TaskResult is how one task of a window ended.
+type TaskResult struct {
+	ID       string         `json:"id"`
+	Kind     string         `json:"kind"`
+	Status   string         `json:"status"`
+	Attempts int            `json:"attempts"`
+	RunID    string         `json:"run_id,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Waits    []float64      `json:"waits_s,omitempty"`
+	Detail   map[string]any `json:"detail,omitempty"`
+}
+
+// Result is how a workflow's window ended.
+type Result struct {
+	Workflow string       `json:"workflow"`
+	Window   string       `json:"logical_window"`
+	RunID    string       `json:"run_id"`
+	Attempt  int          `json:"attempt"`
+	Status   string       `json:"status"`
+	Tasks    []TaskResult `json:"tasks"`
+}
+
+// ExitCode is 1 when a task failed, 3 when only a data gate held something back, else 0.
+func (res *Result) ExitCode() int {
+	code := ldperr.ExitOK
+	for _, t := range res.Tasks {
+		switch t.Status {
+		case Failed:
+			return ldperr.ExitFailed
+		case Blocked:
+			code = ldperr.ExitDataGate
+		}
+	}
+	return code
+}
+
+// RunOptions are the run of one window.
+type RunOptions struct {
+	// RunID and Attempt continue a run (a resume is its next attempt); empty starts a new one.
+	RunID   string
+	Attempt int
+	Replace bool
+	// Plan, when given, skips the tasks it skips without running them.
+	Plan *reconcile.WindowPlan
+}
+
+// TaskRunID is the run id of a task within a workflow run: kept by every attempt.
+func TaskRunID(workflowRunID, taskID string) string { return workflowRunID + "/" + taskID }
+
+// Run runs the tasks of wf for one window, one at a time in dependency order. A task that fails
+// or is blocked makes its dependants upstream_failed; independent tasks still run.
+func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o RunOptions) *Result {
+	r.defaults()
+	if o.RunID == "" {
+		o.RunID = uuid.Must(uuid.NewV7()).String()
+	}
+	if o.Attempt < 1 {
+		o.Attempt = 1
+	}
+	res := &Result{Workflow: wf.Name, Window: w.String(), RunID: o.RunID, Attempt: o.Attempt}
+	rec := ledger.NewRecorder(o.RunID, o.Attempt, []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: wf.Ledger}}}, r.warn)
+	defer rec.Close()
+	var ids []string
+	for _, t := range wf.Tasks {
+		ids = append(ids, t.ID)
+	}
+	rec.Emit(ctx, WorkflowStarted, map[string]any{"workflow": wf.Name, "file": wf.File, "logical_window": w.String(), "tasks": ids, "replace": o.Replace})
+	status := map[string]string{}
+	planned := map[string]reconcile.TaskPlan{}
+	if o.Plan != nil {
+		for _, tp := range o.Plan.Tasks {
+			planned[tp.ID] = tp
+		}
+	}
+	byID := map[string]v1.Task{}
+	for _, t := range wf.Tasks {
+		byID[t.ID] = t
+	}
+	for _, rt := range reconcile.Order(wf.Object().Tasks) {
+		t := byID[rt.ID]
+		tr := TaskResult{ID: t.ID, Kind: t.Kind(), RunID: TaskRunID(o.RunID, t.ID)}
+		for _, d := range t.DependsOn {
+			if s := status[d]; s == Failed || s == Blocked || s == UpstreamFailed {
+				tr.Status, tr.Error = UpstreamFailed, fmt.Sprintf("depends on %s, which ended %s", d, s)
+			}
+		}
+		if tr.Status == "" {
+			if tp, ok := planned[t.ID]; ok && tp.Action == reconcile.Skip {
+				tr.Status = Skipped
+				tr.Detail = map[string]any{"reason": tp.Reason}
+			} else {
+				r.runTask(ctx, rec, wf, t, w, o, &tr)
+			}
+		}
+		status[t.ID] = tr.Status
+		rec.Emit(ctx, TaskFinished, map[string]any{"task": t.ID, "kind": t.Kind(), "status": tr.Status, "attempts": tr.Attempts, "task_run_id": tr.RunID, "error": tr.Error})
+		res.Tasks = append(res.Tasks, tr)
+	}
+	res.Status = Succeeded
+	switch res.ExitCode() {
+	case ldperr.ExitFailed:
+		res.Status = Failed
+	case ldperr.ExitDataGate:
+		res.Status = Blocked
+	}
+	rec.Emit(ctx, WorkflowFinished, map[string]any{"workflow": wf.Name, "logical_window": w.String(), "status": res.Status, "tasks": status})
+	return res
+}
+
+// runTask runs one task with its retry policy: the same task run id, the attempt counting up.
+func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Workflow, t v1.Task, w v1.LogicalWindow, o RunOptions, tr *TaskResult) {
+	kind, ok := kinds[t.Kind()]
+	if !ok {
+		tr.Status, tr.Error = Failed, fmt.Sprintf("no task kind %q is registered in this ldp", t.Kind())
+		return
+	}
+	policy := PolicyOf(wf.Retries, t.Retries)
+	if p := wf.Pipelines[t.ID]; p != nil && t.Retries == nil && wf.Retries == nil {
+		policy = PolicyOf(p.Metadata.Retries, nil)
+	}
+	for n := 1; ; n++ {
+		attempt := o.Attempt + n - 1
+		tr.Attempts = n
+		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
+		skipped, detail, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r})
+		tr.Detail = detail
+		switch {
+		case err == nil && skipped:
+			tr.Status, tr.Error = Skipped, ""
+			return
+		case err == nil:
+			tr.Status, tr.Error = Succeeded, ""
+			return
+		case ldperr.IsDataGate(err):
+			tr.Status, tr.Error = Blocked, err.Error()
+			return
+		}
+		tr.Status, tr.Error = Failed, err.Error()
+		if !Retriable(err) || n >= policy.MaxAttempts {
+			return
+		}
+		wait := policy.Wait(n, r.Rand.Float64())
+		tr.Waits = append(tr.Waits, wait.Seconds())
+		fmt.Fprintf(r.Log, "task %s attempt %d failed (%s); retrying in %s\n", t.ID, attempt, firstLine(err.Error()), wait.Round(time.Millisecond))
+		r.Sleep(wait)
+	}
+}
+
+func (r *Runner) warn(m string) { fmt.Fprintln(r.Log, "warning: "+m) }
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// pipelineKind runs a pipeline task for the window of the run, under its key.
+type pipelineKind struct{}
+
+func (pipelineKind) Run(ctx context.Context, tc TaskContext) (bool, map[string]any, error) {
+	p := tc.Workflow.Pipelines[tc.Task.ID]
+	if p == nil {
+		return false, nil, ldperr.Configf(tc.Workflow.File, "task %s: its pipeline was not loaded", tc.Task.ID)
+	}
+	sinks := []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: tc.Workflow.Ledger}}}
+	if tc.Runner.Sinks != nil {
+		sinks = append(sinks, tc.Runner.Sinks(p)...)
+	}
+	opts := pipeline.Options{Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt, Log: tc.Runner.Log, Hook: tc.Runner.Hook,
+		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now}
+	if tc.Window.IsZero() {
+		opts.RunID = "" // a run with no window keeps the direct mode
+	}
+	if tc.Replace && p.IsIceberg() {
+		hash, err := p.SpecHash()
+		if err != nil {
+			return false, nil, err
+		}
+		opts.Key = v1.ReplaceKey(p.IdempotencyKey(tc.Window), hash)
+		opts.Mode = "overwrite"
+	}
+	res, err := pipeline.Run(ctx, p, opts)
+	var detail map[string]any
+	if res != nil {
+		detail = map[string]any{"status": res.Status, "rows_written": res.RowsWritten, "idempotency_key": res.Key, "snapshot_id": res.SnapshotID}
+	}
+	if err != nil {
+		return false, detail, err
+	}
+	return res.Status == pipeline.StatusSkippedDuplicate, detail, nil
+}

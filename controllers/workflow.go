@@ -1,0 +1,186 @@
+package controllers
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/specs"
+	"github.com/ldp-dev/ldp/internal/window"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+// Workflow is a loaded workflow: its spec, the dataset configs its tasks name, and where its
+// events go. A dataset config is a workflow of one task.
+type Workflow struct {
+	Name     string
+	File     string
+	Schedule string
+	Window   window.Spec
+	// Retries is the workflow's policy; a task's own keys override it key by key.
+	Retries   *v1.Retries
+	Tasks     []v1.Task
+	Pipelines map[string]*v1.Pipeline
+	Ledger    string
+}
+
+// LoadWorkflow validates a workflow file (or a dataset config) and everything it names.
+func LoadWorkflow(path string) (*Workflow, error) {
+	obj, err := specs.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	switch o := obj.(type) {
+	case *v1.Workflow:
+		wf := &Workflow{Name: o.Identifier, File: path, Schedule: o.Metadata.Schedule, Retries: o.Metadata.Retries,
+			Tasks: o.Tasks, Pipelines: map[string]*v1.Pipeline{}, Ledger: ledger.PathFor(path)}
+		if wf.Window, err = window.SpecOf(o.Metadata.Window); err != nil {
+			return nil, err
+		}
+		for _, t := range o.Tasks {
+			ref := t.Pipeline
+			if t.Maintain != nil {
+				ref = t.Maintain.Config
+			}
+			if ref == "" {
+				continue
+			}
+			p, err := v1.LoadPipeline(filepath.Join(filepath.Dir(path), ref))
+			if err != nil {
+				return nil, err
+			}
+			wf.Pipelines[t.ID] = p
+		}
+		return wf, nil
+	case *v1.Pipeline:
+		return OneTask(o)
+	}
+	return nil, ldperr.Configf(path, "is neither a Workflow nor a Pipeline")
+}
+
+// OneTask wraps a dataset config as a workflow of one task, with its schedule, window and
+// retries.
+func OneTask(p *v1.Pipeline) (*Workflow, error) {
+	ws, err := window.SpecOf(p.Metadata.Window)
+	if err != nil {
+		return nil, err
+	}
+	sched := p.Metadata.Schedule
+	if sched == "" {
+		sched = cronx.ScheduleOfWhen(p.When)
+	}
+	return &Workflow{Name: p.Identifier, File: p.Path, Schedule: sched, Window: ws, Retries: p.Metadata.Retries,
+		Tasks: []v1.Task{{ID: p.Identifier, Pipeline: filepath.Base(p.Path)}}, Pipelines: map[string]*v1.Pipeline{p.Identifier: p},
+		Ledger: ledger.PathFor(p.Path)}, nil
+}
+
+// Object is the workflow as planning sees it.
+func (w *Workflow) Object() reconcile.Object {
+	obj := reconcile.Object{Name: w.Name, File: w.File}
+	for _, t := range w.Tasks {
+		rt := reconcile.Task{ID: t.ID, Kind: t.Kind(), DependsOn: t.DependsOn}
+		if p := w.Pipelines[t.ID]; t.Kind() == "pipeline" && p != nil && p.IsIceberg() {
+			p := p
+			rt.Target = p.TargetIdentity()
+			rt.Key = func(win v1.LogicalWindow) string { return p.IdempotencyKey(win) }
+		}
+		obj.Tasks = append(obj.Tasks, rt)
+	}
+	return obj
+}
+
+// Policy is how a task is tried again.
+type Policy struct {
+	MaxAttempts int
+	Delay       time.Duration
+	Backoff     float64
+}
+
+// PolicyOf merges a task's retries over the workflow's, key by key, over the defaults
+// (1 attempt, 30 s, x2).
+func PolicyOf(workflow, task *v1.Retries) Policy {
+	p := Policy{MaxAttempts: 1, Delay: 30 * time.Second, Backoff: 2}
+	for _, r := range []*v1.Retries{workflow, task} {
+		if r == nil {
+			continue
+		}
+		if r.MaxAttempts != nil {
+			p.MaxAttempts = *r.MaxAttempts
+		}
+		if r.DelayS != nil {
+			p.Delay = time.Duration(*r.DelayS * float64(time.Second))
+		}
+		if r.Backoff != nil {
+			p.Backoff = *r.Backoff
+		}
+	}
+	return p
+}
+
+// MaxWait bounds one wait between attempts.
+const MaxWait = 24 * time.Hour
+
+// Wait is the full-jitter wait after attempt n (1-based): a random time from 0 to
+// delay * backoff^(n-1), never more than a day. r01 is a random number in [0, 1).
+func (p Policy) Wait(n int, r01 float64) time.Duration {
+	limit := float64(p.Delay)
+	for i := 1; i < n; i++ {
+		limit *= p.Backoff
+		if limit > float64(MaxWait) {
+			break
+		}
+	}
+	if limit > float64(MaxWait) {
+		limit = float64(MaxWait)
+	}
+	return time.Duration(r01 * limit)
+}
+
+func (w *Workflow) String() string { return fmt.Sprintf("%s (%s)", w.Name, w.File) }
+
+// OrderWarnings lists the tasks that read a table another task writes with no depends_on path
+// between them: they may run in either order.
+func OrderWarnings(w *Workflow) []string {
+	writers := map[string]string{}
+	for _, t := range w.Tasks {
+		if p := w.Pipelines[t.ID]; t.Kind() == "pipeline" && p != nil && p.IsIceberg() {
+			writers[p.TargetIdentity()] = t.ID
+		}
+	}
+	deps := map[string][]string{}
+	for _, t := range w.Tasks {
+		deps[t.ID] = t.DependsOn
+	}
+	var reaches func(from, to string, seen map[string]bool) bool
+	reaches = func(from, to string, seen map[string]bool) bool {
+		if from == to {
+			return true
+		}
+		if seen[from] {
+			return false
+		}
+		seen[from] = true
+		for _, d := range deps[from] {
+			if reaches(d, to, seen) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	for _, t := range w.Tasks {
+		p := w.Pipelines[t.ID]
+		if p == nil || p.Metadata.Source.Format != "ICEBERG" || p.Metadata.Source.Catalog == nil {
+			continue
+		}
+		src := "iceberg:" + p.Metadata.Source.Catalog.NamespaceName() + "." + p.Metadata.Source.Name
+		if writer, ok := writers[src]; ok && writer != t.ID && !reaches(t.ID, writer, map[string]bool{}) {
+			out = append(out, fmt.Sprintf("task %s reads %s, which task %s writes, but does not depend on it: add %q to its depends_on", t.ID, src[len("iceberg:"):], writer, writer))
+		}
+	}
+	return out
+}
