@@ -57,6 +57,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newWorkflowCmd(s),
 		newDiffCmd(s),
 		newApplyCmd(s),
+		newMaintainCmd(s),
 	)
 	return root
 }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/maintain"
+)
+
+func newMaintainCmd(s *streams) *cobra.Command {
+	var m v1.MaintainTask
+	var expire, retain, keep int
+	var age float64
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "maintain SPEC",
+		Short: "Expire old snapshots and delete orphan files of a Pipeline's table (a dry run unless --apply)",
+		Long: `Keep a table healthy as it ages. It prints what it would expire or delete, with counts and
+bytes, and changes nothing unless --apply.
+
+Expiry never removes a snapshot newer than the table's idempotency horizon (table property
+ldp.idempotency.horizon-days, default 7), nor a branch head, nor the last --retain-last
+snapshots, so every key inside the horizon is still found by the exactly-once search.
+Orphans are files no snapshot or metadata version references, older than
+--orphan-age-hours; a staging branch's files are referenced while the branch exists.`,
+		Example: `  ldp maintain orders.json --expire 30 --orphans
+  ldp maintain orders.json --expire 30 --orphans --apply`,
+		Args: exactArgs(1, "name the Pipeline spec whose table to maintain, for example: ldp maintain orders.json --expire 30"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, _, err := loadTargetTable(cmd.Context(), args[0], "maintenance")
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("expire") {
+				m.Expire = &expire
+			}
+			if cmd.Flags().Changed("retain-last") {
+				m.RetainLast = &retain
+			}
+			if cmd.Flags().Changed("orphan-age-hours") {
+				m.OrphanAgeHours = &age
+			}
+			if cmd.Flags().Changed("keep-metadata-versions") {
+				m.KeepMetadataVersions = &keep
+			}
+			if m.Expire == nil && !m.Orphans && m.KeepMetadataVersions == nil {
+				return usageError(cmd, "say what to do: --expire DAYS, --orphans or --keep-metadata-versions N")
+			}
+			cat, err := lake.Open(cmd.Context(), p.Metadata.Target.Catalog, p.BaseDir)
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			rep, err := maintain.Run(cmd.Context(), cat, lake.RefOf(p.Metadata.Target), controllers.OptionsOf(&m))
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			verb, verbs := "would expire", "would delete"
+			if rep.Applied {
+				verb, verbs = "expired", "deleted"
+			}
+			fmt.Fprintf(s.Out, "%s: %d snapshots\n", rep.Table, rep.Snapshots)
+			if m.Expire != nil {
+				fmt.Fprintf(s.Out, "  %s %d %s older than %d days", verb, len(rep.Expire), plural(len(rep.Expire), "snapshot", "snapshots"), max(*m.Expire, rep.HorizonDays))
+				if rep.KeptByHorizon > 0 {
+					fmt.Fprintf(s.Out, " (kept %d inside the %d-day idempotency horizon)", rep.KeptByHorizon, rep.HorizonDays)
+				}
+				fmt.Fprintln(s.Out)
+			}
+			if m.Orphans {
+				fmt.Fprintf(s.Out, "  %s %d orphan %s (%d bytes)\n", verbs, len(rep.Orphans), plural(len(rep.Orphans), "file", "files"), rep.OrphanBytes)
+				for _, f := range rep.Orphans {
+					fmt.Fprintln(s.Out, "    "+f)
+				}
+			}
+			if !rep.Applied {
+				fmt.Fprintln(s.Out, "dry run: nothing changed; add --apply to do it")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&expire, "expire", 0, "expire snapshots older than DAYS (never inside the idempotency horizon)")
+	cmd.Flags().IntVar(&retain, "retain-last", 1, "always keep this many snapshots of main")
+	cmd.Flags().BoolVar(&m.Orphans, "orphans", false, "find files no snapshot references")
+	cmd.Flags().Float64Var(&age, "orphan-age-hours", 72, "only files older than this are orphans")
+	cmd.Flags().IntVar(&keep, "keep-metadata-versions", 0, "keep this many previous metadata files")
+	cmd.Flags().BoolVar(&m.Apply, "apply", false, "do it (the default is a dry run)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
