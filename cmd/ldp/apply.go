@@ -30,14 +30,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
   ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(f.files) == 0 {
-				return usageError(cmd, "name what to apply with -f, for example: ldp apply -f config/")
-			}
-			d, err := f.desired()
-			if err != nil {
-				return usageError(cmd, "%v", err)
-			}
-			plans, err := planObjects(cmd.Context(), f.files, d, f.replace)
+			plans, err := f.plan(cmd, "apply")
 			if err != nil {
 				return err
 			}

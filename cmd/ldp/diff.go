@@ -29,14 +29,7 @@ run, 1 an error.`,
   ldp diff -f workflow.json --from 2026-08-01 --to 2026-09-01 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(f.files) == 0 {
-				return usageError(cmd, "name what to diff with -f, for example: ldp diff -f config/")
-			}
-			d, err := f.desired()
-			if err != nil {
-				return usageError(cmd, "%v", err)
-			}
-			plans, err := planObjects(cmd.Context(), f.files, d, f.replace)
+			plans, err := f.plan(cmd, "diff")
 			if err != nil {
 				return err
 			}

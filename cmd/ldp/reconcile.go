@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/spf13/cobra"
 	"io"
 	"sort"
 	"time"
@@ -47,6 +49,18 @@ func (f *reconcileFlags) desired() (controllers.Desired, error) {
 		d.Now = t
 	}
 	return d, nil
+}
+
+// plan checks the flags of diff or apply (verb) and computes their shared plan.
+func (f *reconcileFlags) plan(cmd *cobra.Command, verb string) ([]objectPlan, error) {
+	if len(f.files) == 0 {
+		return nil, usageError(cmd, "name what to %s with -f, for example: ldp %s -f config/", verb, verb)
+	}
+	d, err := f.desired()
+	if err != nil {
+		return nil, usageError(cmd, "%v", err)
+	}
+	return planObjects(cmd.Context(), f.files, d, f.replace)
 }
 
 // objectFiles finds the objects to reconcile: a file named is one object; in a folder, the
