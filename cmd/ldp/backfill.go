@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+func newBackfillCmd(s *streams) *cobra.Command {
+	o := controllers.BackfillOptions{}
+	var nowFlag string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "backfill FILE --from START [--to END]",
+		Short: "Run a workflow (or a windowed dataset config) for every window of a range",
+		Long: `Lay windows of the workflow's size end to end from START to END (END excluded; by default
+the end of the last complete window) in its time zone, so a day runs between local
+midnights. START and END are dates or ISO-8601 times; without an offset they are read in the
+workflow's time zone, and each must start a window.
+
+Before anything runs, everything is checked, the keys on main are read with one walk of each
+table, and the ledger is read; nothing is created. A published window is skipped without
+being read; every other window runs (a failed or blocked one with the tasks it finished
+skipped by their keys). Running the same range again does only the work that is left.
+
+--replace runs every window under its replace key in overwrite mode, replacing only the
+window's rows (every Iceberg pipeline needs metadata.window.column); a window replaced under
+the same spec is skipped, one replaced under an older spec is replaced again.
+
+Exit status: 0 no window failed or was blocked, 3 a data gate is the only problem, 1 otherwise.`,
+		Example: `  ldp backfill workflow.json --from 2026-08-01 --to 2026-09-01
+  ldp backfill orders.json --from 2026-08-01 --dry-run
+  ldp backfill orders.json --from 2026-08-01 --to 2026-08-08 --replace --json`,
+		Args: exactArgs(1, "name the workflow or dataset config, for example: ldp backfill orders.json --from 2026-08-01"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.From == "" {
+				return usageError(cmd, "--from is required: the first window of the range, such as 2026-08-01")
+			}
+			o.Now = now()
+			if nowFlag != "" {
+				f := reconcileFlags{now: nowFlag}
+				d, err := f.desired()
+				if err != nil {
+					return usageError(cmd, "%v", err)
+				}
+				o.Now = d.Now
+			}
+			wf, err := controllers.LoadWorkflow(args[0])
+			if err != nil {
+				return err
+			}
+			if !asJSON && !o.DryRun {
+				o.OnWindow = func(done, total int, w controllers.BackfillWindow) {
+					fmt.Fprintf(s.Out, "[%d/%d] %s/%s  %s -> %s\n", done, total, w.Start, w.End, w.State, w.Outcome)
+				}
+			}
+			res, err := runnerFor(s).Backfill(cmd.Context(), wf, o)
+			if err != nil {
+				return err
+			}
+			switch {
+			case asJSON:
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			case o.DryRun:
+				for _, w := range res.Windows {
+					fmt.Fprintf(s.Out, "%s/%s  %-9s  %s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "))
+				}
+			default:
+				fmt.Fprintf(s.Out, "%s: %d %s: %s\n", res.Workflow, len(res.Windows), plural(len(res.Windows), "window", "windows"), counts(res.Counts))
+			}
+			if res.ExitCode != 0 {
+				return ldperr.Silent(res.ExitCode)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&o.From, "from", "", "the first window (a date or ISO-8601 time)")
+	cmd.Flags().StringVar(&o.To, "to", "", "the end of the range, excluded (default: the end of the last complete window)")
+	cmd.Flags().StringVar(&nowFlag, "now", "", "the time the default end is counted from, ISO-8601")
+	cmd.Flags().IntVar(&o.MaxWindows, "max-windows", 1000, "refuse a range of more windows than this")
+	cmd.Flags().BoolVar(&o.Replace, "replace", false, "replace every window's rows under its replace key")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print each window with its keys and state, and run nothing")
+	cmd.Flags().BoolVar(&o.StopOnFailure, "stop-on-failure", false, "stop at the first window that fails")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON on stdout, and nothing else there")
+	return cmd
+}
+
+func counts(m map[string]int) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
+	}
+	return strings.Join(parts, ", ")
+}

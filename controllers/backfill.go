@@ -1,0 +1,148 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+// Window outcomes of a backfill.
+const (
+	OutcomePublished = "published" // something was written or built
+	OutcomeSkipped   = "skipped"   // every task found its work done
+	OutcomeBlocked   = "blocked"
+	OutcomeFailed    = "failed"
+	OutcomeDone      = "done" // published before the backfill: not read, planned or logged
+	OutcomeNotRun    = "not_run"
+)
+
+// BackfillOptions say which windows a backfill covers and how.
+type BackfillOptions struct {
+	From, To      string
+	Now           time.Time
+	MaxWindows    int
+	Replace       bool
+	DryRun        bool
+	StopOnFailure bool
+	// OnWindow is called when a window is done (for progress).
+	OnWindow func(done, total int, w BackfillWindow)
+}
+
+// BackfillWindow is one window of a backfill.
+type BackfillWindow struct {
+	Start   string   `json:"start"`
+	End     string   `json:"end"`
+	State   string   `json:"state"`
+	Keys    []string `json:"keys"`
+	Outcome string   `json:"outcome"`
+	Result  *Result  `json:"result,omitempty"`
+	plan    reconcile.WindowPlan
+}
+
+// BackfillResult is a whole backfill.
+type BackfillResult struct {
+	Workflow string           `json:"workflow"`
+	File     string           `json:"file"`
+	Windows  []BackfillWindow `json:"windows"`
+	States   map[string]int   `json:"states"`
+	Counts   map[string]int   `json:"counts"`
+	ExitCode int              `json:"exit_code"`
+}
+
+// Backfill runs every window of a range of wf that is not done. Everything is checked, the
+// keys on main read with one walk of each table, and the ledger read, before anything runs;
+// nothing is created. A window that fails or is blocked does not stop the others unless
+// StopOnFailure. A backfill does not carry a run on: each window it runs is a run of its own.
+func (r *Runner) Backfill(ctx context.Context, wf *Workflow, o BackfillOptions) (*BackfillResult, error) {
+	if o.MaxWindows <= 0 {
+		o.MaxWindows = 1000
+	}
+	windows, err := Desired{From: o.From, To: o.To, Now: o.Now}.Windows(wf)
+	if err != nil {
+		return nil, err
+	}
+	if len(windows) == 0 {
+		return nil, ldperr.Configf(wf.File, "the range %s to %s holds no complete window", o.From, orEnd(o.To))
+	}
+	if len(windows) > o.MaxWindows {
+		return nil, ldperr.Configf(wf.File, "the range holds %d windows, more than --max-windows %d: narrow it or raise --max-windows", len(windows), o.MaxWindows)
+	}
+	if o.Replace {
+		for _, t := range wf.Tasks {
+			if p := wf.Pipelines[t.ID]; t.Kind() == "pipeline" && p != nil && p.IsIceberg() && (p.Metadata.Window == nil || p.Metadata.Window.Column == "") {
+				return nil, ldperr.Configf(p.Path, "--replace replaces only the rows of each window, so every pipeline that writes to Iceberg needs metadata.window.column; %s has none", p.Identifier)
+			}
+		}
+	}
+	obs, err := Observe(ctx, wf)
+	if err != nil {
+		return nil, err
+	}
+	plans := reconcile.Plan(wf.Object(), windows, obs, reconcile.Options{Replace: o.Replace})
+	res := &BackfillResult{Workflow: wf.Name, File: wf.File, States: map[string]int{}, Counts: map[string]int{}}
+	for _, p := range plans {
+		bw := BackfillWindow{Start: p.Start, End: p.End, State: p.State, Keys: []string{}, plan: p}
+		for _, tp := range p.Tasks {
+			if tp.Key != "" {
+				bw.Keys = append(bw.Keys, tp.Key)
+			}
+		}
+		res.States[p.State]++
+		res.Windows = append(res.Windows, bw)
+	}
+	if o.DryRun {
+		return res, nil
+	}
+	stopped := false
+	for i := range res.Windows {
+		bw := &res.Windows[i]
+		switch {
+		case stopped:
+			bw.Outcome = OutcomeNotRun
+		case bw.plan.Action == reconcile.Skip:
+			bw.Outcome = OutcomeDone
+		default:
+			plan := bw.plan
+			bw.Result = r.Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace})
+			bw.Outcome = outcomeOf(bw.Result)
+			if o.StopOnFailure && bw.Outcome == OutcomeFailed {
+				stopped = true
+			}
+		}
+		res.Counts[bw.Outcome]++
+		if o.OnWindow != nil {
+			o.OnWindow(i+1, len(res.Windows), *bw)
+		}
+	}
+	switch {
+	case res.Counts[OutcomeFailed] > 0:
+		res.ExitCode = ldperr.ExitFailed
+	case res.Counts[OutcomeBlocked] > 0:
+		res.ExitCode = ldperr.ExitDataGate
+	}
+	return res, nil
+}
+
+func outcomeOf(r *Result) string {
+	switch r.ExitCode() {
+	case ldperr.ExitFailed:
+		return OutcomeFailed
+	case ldperr.ExitDataGate:
+		return OutcomeBlocked
+	}
+	for _, t := range r.Tasks {
+		if t.Status != Skipped {
+			return OutcomePublished
+		}
+	}
+	return OutcomeSkipped
+}
+
+func orEnd(to string) string {
+	if to == "" {
+		return "the end of the last complete window"
+	}
+	return to
+}
