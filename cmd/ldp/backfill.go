@@ -55,7 +55,12 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 			if err != nil {
 				return err
 			}
-			if !asJSON && !o.DryRun {
+			switch {
+			case asJSON || o.DryRun:
+			case isTerminal(s.Out):
+				bar := newProgress(s.Out)
+				o.OnWindow = func(done, total int, w controllers.BackfillWindow) { bar.update(done, total, w.Outcome) }
+			default:
 				o.OnWindow = func(done, total int, w controllers.BackfillWindow) {
 					fmt.Fprintf(s.Out, "[%d/%d] %s/%s  %s -> %s\n", done, total, w.Start, w.End, w.State, w.Outcome)
 				}

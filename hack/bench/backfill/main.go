@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -24,7 +25,14 @@ func main() {
 	n := flag.Int("windows", 1000, "daily windows to backfill")
 	rows := flag.Int("rows", 10, "rows per window")
 	keep := flag.Bool("keep", false, "keep the work folder")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	dir, err := os.MkdirTemp("", "ldp-bench-backfill-")
 	check(err)
 	if !*keep {
