@@ -89,16 +89,5 @@ func DueWindow(wf *Workflow, now time.Time) (v1.LogicalWindow, error) {
 	if err != nil {
 		return v1.LogicalWindow{}, fmt.Errorf("%s: %w", wf.File, err)
 	}
-	if size := wf.Size(); size != "" {
-		end, err := window.Floor(fire, size, loc)
-		if err != nil {
-			return v1.LogicalWindow{}, err
-		}
-		return window.Of(end.Add(-time.Nanosecond), size, loc)
-	}
-	prev, err := cronx.Previous(spec, fire, loc)
-	if err != nil {
-		return v1.LogicalWindow{}, err
-	}
-	return v1.LogicalWindow{Start: prev, End: fire}, nil
+	return WindowOfFire(wf, fire)
 }

@@ -1,0 +1,400 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+func newScheduleCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "schedule",
+		Short: "Run a folder of scheduled specs from cron or launchd, with no service",
+		Long: `ldp schedule tick DIR runs every window that is due and not done for every scheduled
+workflow and dataset config under DIR, and exits; cron or launchd calls it every 5 minutes
+(ldp schedule install --print prints the recipe). ldp schedule list DIR shows what is
+scheduled, due and missed.`,
+	}
+	cmd.AddCommand(newTickCmd(s), newListCmd(s), newInstallCmd(s))
+	return cmd
+}
+
+func parseNow(v string) (time.Time, error) {
+	if v == "" {
+		return now(), nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return t, fmt.Errorf("--now %q: want an ISO-8601 time with an offset, such as 2026-08-05T02:05:00Z", v)
+	}
+	return t, nil
+}
+
+func newTickCmd(s *streams) *cobra.Command {
+	var nowFlag string
+	var maxWindows int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tick DIR",
+		Short: "Run every due window that is not done, for every scheduled file under DIR",
+		Long: `For each scheduled file under DIR (a workflow, or a dataset config with a schedule or a
+when such as daily), run the windows that are due at now and not done: the latest fire's
+window, or with metadata.catchup every fire's window since metadata.start, oldest first, at
+most --max-windows per file (the rest wait for the next tick). A window whose last run
+failed, was blocked or never finished runs as the next attempt of that run.
+
+A tick holds DIR/.ldp/locks/schedule.lock without waiting: a tick that finds it held prints
+which lock and exits 0. An invalid scheduled file is reported and the others still run.
+
+Exit status: 0, 3 when a data gate is the only problem, 1 when a window failed, a file could
+not be ticked, or a scheduled file is not valid.`,
+		Example: `  ldp schedule tick config/
+  ldp schedule tick config/ --now 2026-08-05T02:05:00Z`,
+		Args: exactArgs(1, "name the folder of specs, for example: ldp schedule tick config/"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := parseNow(nowFlag)
+			if err != nil {
+				return usageError(cmd, "%v", err)
+			}
+			res, err := runnerFor(s).Tick(cmd.Context(), args[0], t, maxWindows)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			}
+			if res.Locked != "" {
+				fmt.Fprintf(s.Err, "another tick holds %s; nothing to do\n", displayPath(res.Locked))
+				return nil
+			}
+			for _, f := range res.Files {
+				for _, p := range f.Problems {
+					p.File = displayPath(p.File)
+					fmt.Fprintln(s.Err, p.String())
+				}
+				if f.Error != "" {
+					fmt.Fprintf(s.Err, "ldp: %s: %s\n", displayPath(f.File), f.Error)
+				}
+				if asJSON {
+					continue
+				}
+				for _, r := range f.Ran {
+					printResult(s, r)
+				}
+				if f.Waiting > 0 {
+					fmt.Fprintf(s.Out, "%s: %d more %s wait for the next tick\n", displayPath(f.File), f.Waiting, plural(f.Waiting, "window", "windows"))
+				}
+			}
+			if res.ExitCode != 0 {
+				return ldperr.Silent(res.ExitCode)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&nowFlag, "now", "", "tick as if it were this time, ISO-8601 (default: now)")
+	cmd.Flags().IntVar(&maxWindows, "max-windows", 1000, "run at most this many windows per file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newListCmd(s *streams) *cobra.Command {
+	var nowFlag string
+	var maxWindows int
+	cmd := &cobra.Command{
+		Use:   "list DIR",
+		Short: "Show what is scheduled under DIR, what is due and what was missed",
+		Long: `For each scheduled file: its kind, schedule, time zone, window size and catch-up setting,
+the next fire (in UTC and in this machine's time zone), the last window the ledger holds and
+how its last run ended, the windows that are due, and the windows that were missed (not done,
+and not run by the next tick because catch-up is off), with the command that fills them.
+It takes no lock and writes nothing.`,
+		Example: `  ldp schedule list config/`,
+		Args:    exactArgs(1, "name the folder of specs, for example: ldp schedule list config/"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := parseNow(nowFlag)
+			if err != nil {
+				return usageError(cmd, "%v", err)
+			}
+			found, err := controllers.DiscoverScheduled(args[0])
+			if err != nil {
+				return err
+			}
+			bad := false
+			for _, sc := range found {
+				if len(sc.Problems) > 0 {
+					bad = true
+					fmt.Fprintf(s.Out, "%s: not valid\n", displayPath(sc.Path))
+					for _, p := range sc.Problems {
+						p.File = displayPath(p.File)
+						fmt.Fprintln(s.Out, "  "+p.String())
+					}
+					continue
+				}
+				if err := listOne(cmd, s, sc, t, maxWindows); err != nil {
+					bad = true
+					fmt.Fprintf(s.Out, "  error: %v\n", err)
+				}
+			}
+			if len(found) == 0 {
+				fmt.Fprintf(s.Out, "nothing is scheduled under %s\n", displayPath(args[0]))
+			}
+			if bad {
+				return ldperr.Silent(ldperr.ExitFailed)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&nowFlag, "now", "", "list as if it were this time, ISO-8601 (default: now)")
+	cmd.Flags().IntVar(&maxWindows, "max-windows", 1000, "name at most this many missed windows")
+	return cmd
+}
+
+func listOne(cmd *cobra.Command, s *streams, sc controllers.Scheduled, t time.Time, maxWindows int) error {
+	wf := sc.WF
+	kind := v1.KindWorkflow
+	if obj, err := v1.Load(sc.Path); err == nil {
+		kind = obj.ObjectKind()
+	}
+	size := wf.Size()
+	if size == "" {
+		size = "(interval between fires)"
+	}
+	fmt.Fprintf(s.Out, "%s: %s, schedule %q in %s, window %s, catchup %t\n", displayPath(sc.Path), kind, wf.Schedule, wf.Window.Location, size, sc.Catchup)
+	spec, err := cronx.Parse(wf.Schedule)
+	if err != nil {
+		return err
+	}
+	if next, err := cronx.Next(spec, t, wf.Window.Location); err == nil {
+		fmt.Fprintf(s.Out, "  next fire   %s (%s local)\n", next.UTC().Format(time.RFC3339), next.Local().Format("2006-01-02 15:04 MST"))
+	}
+	events, _, _ := ledger.Read(wf.Ledger)
+	last := controllers.LastRuns(events)
+	var lastWin string
+	for w := range last {
+		if w > lastWin {
+			lastWin = w
+		}
+	}
+	if lastWin != "" {
+		fmt.Fprintf(s.Out, "  last run    %s %s\n", lastWin, howEnded(last[lastWin], wf))
+	} else {
+		fmt.Fprintln(s.Out, "  last run    none in the ledger")
+	}
+	due, err := controllers.DueWindows(sc, t)
+	if err != nil {
+		return err
+	}
+	obs, err := controllers.Observe(cmd.Context(), wf)
+	if err != nil {
+		return err
+	}
+	var dueNot []string
+	for _, p := range reconcile.Plan(wf.Object(), due, obs, reconcile.Options{}) {
+		if p.Action != reconcile.Skip {
+			dueNot = append(dueNot, p.Start+"/"+p.End)
+		}
+	}
+	if len(dueNot) == 0 {
+		fmt.Fprintln(s.Out, "  due         none: every due window is done")
+	} else {
+		fmt.Fprintf(s.Out, "  due         %s\n", strings.Join(dueNot, ", "))
+	}
+	if sc.Catchup {
+		return nil
+	}
+	// Missed: windows of fires since start (or the first window the ledger holds) that are not
+	// done and that the next tick will not run, because catch-up is off.
+	from := sc.Start
+	if from.IsZero() {
+		for w := range last {
+			if st, err := time.Parse(time.RFC3339, strings.SplitN(w, "/", 2)[0]); err == nil && (from.IsZero() || st.Before(from)) {
+				from = st
+			}
+		}
+	}
+	if from.IsZero() {
+		return nil
+	}
+	c := sc
+	c.Catchup, c.Start = true, from
+	all, err := controllers.DueWindows(c, t)
+	if err != nil {
+		return err
+	}
+	dueSet := map[string]bool{}
+	for _, w := range due {
+		dueSet[w.String()] = true
+	}
+	var missed []reconcile.WindowPlan
+	for _, p := range reconcile.Plan(wf.Object(), all, obs, reconcile.Options{}) {
+		if p.Action != reconcile.Skip && !dueSet[p.Window.String()] && len(missed) < maxWindows {
+			missed = append(missed, p)
+		}
+	}
+	if len(missed) == 0 {
+		fmt.Fprintln(s.Out, "  missed      none")
+		return nil
+	}
+	fmt.Fprintf(s.Out, "  missed      %d %s, oldest first: %s\n", len(missed), plural(len(missed), "window", "windows"), missed[0].Start+"/"+missed[0].End)
+	if wf.Size() != "" {
+		fmt.Fprintf(s.Out, "  fill with   ldp backfill %s --from %s --to %s\n", displayPath(sc.Path), missed[0].Start, missed[len(missed)-1].End)
+		return nil
+	}
+	for _, m := range missed {
+		fmt.Fprintf(s.Out, "  fill with   ldp workflow run %s --window %s/%s\n", displayPath(sc.Path), m.Start, m.End)
+	}
+	return nil
+}
+
+// howEnded says how a window's last run ended: succeeded, failed, blocked, incomplete (it
+// stopped before every task ran) or unfinished (it never finished).
+func howEnded(l reconcile.LastRun, wf *controllers.Workflow) string {
+	if !l.Finished {
+		return "unfinished"
+	}
+	if len(l.Tasks) < len(wf.Tasks) {
+		return "incomplete"
+	}
+	out := "succeeded"
+	for _, st := range l.Tasks {
+		switch st {
+		case controllers.Failed:
+			return "failed"
+		case controllers.Blocked:
+			out = "blocked"
+		}
+	}
+	return out
+}
+
+func newInstallCmd(s *streams) *cobra.Command {
+	var print, ldpPath string
+	cmd := &cobra.Command{
+		Use:   "install --print cron|launchd|systemd DIR",
+		Short: "Print the recipe that calls ldp schedule tick every 5 minutes (writes nothing)",
+		Long: `Print a recipe with absolute paths: a crontab line (Linux), a launchd property list (macOS:
+cron does not run while a Mac sleeps, launchd runs a missed interval when it wakes), or a
+systemd user service and timer. Nothing is written to a system location.`,
+		Example: `  ldp schedule install --print cron config/ | crontab -
+  ldp schedule install --print launchd config/ > ~/Library/LaunchAgents/dev.ldp.schedule.plist
+  ldp schedule install --print systemd config/`,
+		Args: exactArgs(1, "name the folder of specs, for example: ldp schedule install --print cron config/"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oneOf(cmd, "print", print, "cron", "launchd", "systemd"); err != nil {
+				return err
+			}
+			dir, err := filepath.Abs(args[0])
+			if err != nil {
+				return err
+			}
+			bin, err := ldpExecutable(ldpPath)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(s.Out, recipe(print, bin, dir))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&print, "print", "", "the recipe: cron, launchd or systemd")
+	cmd.Flags().StringVar(&ldpPath, "ldp", "", "the ldp executable (default: this one)")
+	return cmd
+}
+
+// ldpExecutable is --ldp, else the running executable, else the first ldp on the PATH.
+func ldpExecutable(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "ldp" {
+		return exe, nil
+	}
+	if p, err := exec.LookPath("ldp"); err == nil {
+		return filepath.Abs(p)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot tell where ldp is: pass --ldp PATH")
+	}
+	return exe, nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func recipe(kind, bin, dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	label := "dev.ldp.schedule." + hex.EncodeToString(sum[:4])
+	tick := fmt.Sprintf("mkdir -p %s && %s schedule tick %s", shellQuote(dir+"/.ldp"), shellQuote(bin), shellQuote(dir))
+	switch kind {
+	case "cron":
+		return fmt.Sprintf(`# ldp: run the scheduled specs under %s every 5 minutes (Linux).
+# Install with: ldp schedule install --print cron %s | crontab -   (this replaces your crontab;
+# to keep it, add this line to the output of crontab -l instead).
+*/5 * * * * %s >> %s 2>&1
+`, dir, shellQuote(dir), tick, shellQuote(dir+"/.ldp/schedule.log"))
+	case "launchd":
+		return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<!-- ldp: run the scheduled specs under %s every 300 seconds and at load (macOS).
+     Load:   launchctl load ~/Library/LaunchAgents/%s.plist
+     Unload: launchctl unload ~/Library/LaunchAgents/%s.plist -->
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>Label</key><string>%s</string>
+  <key>ProgramArguments</key>
+  <array><string>/bin/sh</string><string>-c</string><string>%s</string></array>
+  <key>StartInterval</key><integer>300</integer>
+  <key>RunAtLoad</key><true/>
+  <key>StandardOutPath</key><string>~/Library/Logs/%s.log</string>
+  <key>StandardErrorPath</key><string>~/Library/Logs/%s.log</string>
+</dict>
+</plist>
+`, dir, label, label, label, xmlEscape(tick), label, label)
+	default:
+		return fmt.Sprintf(`# ldp: run the scheduled specs under %s every 5 minutes (systemd, as your user).
+# Save the two units below in ~/.config/systemd/user/, then:
+#   systemctl --user daemon-reload && systemctl --user enable --now %s.timer
+# ---- %s.service
+[Unit]
+Description=ldp schedule tick %s
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c %s
+
+# ---- %s.timer
+[Unit]
+Description=Run ldp schedule tick %s every 5 minutes
+
+[Timer]
+OnBootSec=1min
+OnUnitActiveSec=5min
+Persistent=true
+
+[Install]
+WantedBy=timers.target
+`, dir, label, label, dir, shellQuote(tick+" >> "+shellQuote(dir+"/.ldp/schedule.log")+" 2>&1"), label, dir)
+	}
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
