@@ -69,7 +69,12 @@ type Runner struct {
 	Hook func(string)
 	// Sinks returns the extra sinks of a pipeline's spec (besides the workflow's ledger).
 	Sinks func(*v1.Pipeline) []ledger.Sink
+	// Stopping, when it reports true, makes the runner start no new task or window: the task
+	// that is running finishes (a graceful shutdown).
+	Stopping func() bool
 }
+
+func (r *Runner) stopping() bool { return r.Stopping != nil && r.Stopping() }
 
 func (r *Runner) defaults() {
 	if r.Now == nil {
@@ -171,6 +176,9 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 			if s := status[d]; s == Failed || s == Blocked || s == UpstreamFailed {
 				tr.Status, tr.Error = UpstreamFailed, fmt.Sprintf("depends on %s, which ended %s", d, s)
 			}
+		}
+		if tr.Status == "" && r.stopping() {
+			tr.Status, tr.Error = Failed, "not started: ldp is shutting down"
 		}
 		if tr.Status == "" {
 			if tp, ok := planned[t.ID]; ok && tp.Action == reconcile.Skip {

@@ -194,12 +194,18 @@ func (r *Runner) Tick(ctx context.Context, dir string, now time.Time, maxWindows
 }
 
 func (r *Runner) tickLocked(ctx context.Context, dir string, now time.Time, maxWindows int) (*TickResult, error) {
-	if maxWindows <= 0 {
-		maxWindows = 1000
-	}
 	found, err := DiscoverScheduled(dir)
 	if err != nil {
 		return nil, err
+	}
+	return r.TickFiles(ctx, found, now, maxWindows), nil
+}
+
+// TickFiles ticks scheduled files already discovered (ldp watch keeps the last valid version of
+// a file in force while it is broken). The caller holds the folder's lock.
+func (r *Runner) TickFiles(ctx context.Context, found []Scheduled, now time.Time, maxWindows int) *TickResult {
+	if maxWindows <= 0 {
+		maxWindows = 1000
 	}
 	res := &TickResult{Files: []FileTick{}}
 	code := 0
@@ -219,7 +225,7 @@ func (r *Runner) tickLocked(ctx context.Context, dir string, now time.Time, maxW
 		res.Files = append(res.Files, ft)
 	}
 	res.ExitCode = code
-	return res, nil
+	return res
 }
 
 func (r *Runner) tickOne(ctx context.Context, s Scheduled, now time.Time, maxWindows int, ft *FileTick) (int, error) {
@@ -237,7 +243,7 @@ func (r *Runner) tickOne(ctx context.Context, s Scheduled, now time.Time, maxWin
 			continue
 		}
 		ft.Due++
-		if len(ft.Ran) >= maxWindows {
+		if len(ft.Ran) >= maxWindows || r.stopping() {
 			ft.Waiting++ // the next tick starts with the first window that is not done
 			continue
 		}

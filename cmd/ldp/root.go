@@ -60,6 +60,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newMaintainCmd(s),
 		newBackfillCmd(s),
 		newScheduleCmd(s),
+		newWatchCmd(s),
 	)
 	return root
 }

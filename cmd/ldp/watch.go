@@ -1,0 +1,54 @@
+package main
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/redact"
+)
+
+func newWatchCmd(s *streams) *cobra.Command {
+	var resync, debounce time.Duration
+	var format, metrics string
+	var maxWindows int
+	cmd := &cobra.Command{
+		Use:   "watch DIR",
+		Short: "Keep a folder of specs running: reconcile on every change and every minute",
+		Long: `Watch DIR and every subfolder; on each change to a spec file (debounced; editors that
+write a temporary file and rename it work) and every --resync, run what is due and not done,
+exactly as ldp schedule tick does and under the same lock, so a tick from cron and a watcher
+never both run.
+
+A file that becomes invalid is reported with its positions and does not run; if an earlier
+version was valid, that version stays in force until the file is fixed. A deleted file stops
+being scheduled; nothing already published is touched.
+
+SIGINT or SIGTERM: the running task finishes, nothing new starts, the lock is released, and
+ldp exits 0.`,
+		Example: `  ldp watch config/
+  ldp watch config/ --log-format json --metrics-addr 127.0.0.1:9464`,
+		Args: exactArgs(1, "name the folder to watch, for example: ldp watch config/"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oneOf(cmd, "log-format", format, "text", "json"); err != nil {
+				return err
+			}
+			out := redact.Writer{W: s.Err}
+			var h slog.Handler = slog.NewTextHandler(out, nil)
+			if format == "json" {
+				h = slog.NewJSONHandler(out, nil)
+			}
+			w := &controllers.Watcher{Dir: args[0], Runner: runnerFor(s), Resync: resync, Debounce: debounce,
+				MaxWindows: maxWindows, Log: slog.New(h), Now: now, MetricsAddr: metrics}
+			return w.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().DurationVar(&resync, "resync", time.Minute, "reconcile at least this often")
+	cmd.Flags().DurationVar(&debounce, "debounce", 300*time.Millisecond, "wait this long after a change before reconciling")
+	cmd.Flags().StringVar(&format, "log-format", "text", "log lines as text or json")
+	cmd.Flags().StringVar(&metrics, "metrics-addr", "", "serve /healthz and Prometheus /metrics on this address (127.0.0.1:PORT)")
+	cmd.Flags().IntVar(&maxWindows, "max-windows", 1000, "run at most this many windows per file per reconcile")
+	return cmd
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ldp-dev/ldp/internal/flock"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool, logs *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; watch logged:\n%s", what, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// writeAtomically writes a file as editors do: a temporary file renamed into place.
+func writeAtomically(t *testing.T, path, body string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestWatchEndToEnd(t *testing.T) {
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	specs := filepath.Join(l.dir, "specs")
+	os.MkdirAll(filepath.Join(specs, "drops"), 0o755)
+	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02")
+	os.WriteFile(filepath.Join(specs, "drops", "orders_"+yesterday+".csv"), []byte("order_id,amount\n1,10\n2,20\n"), 0o644)
+	spec := func(table, schedule string) string {
+		return fmt.Sprintf(`{"identifier": %q, "metadata": {"schedule": %q, "window": {"size": "day"},
+			"source": {"format": "CSV", "path": "drops/orders_{window_start:%%Y-%%m-%%d}.csv"},
+			"target": {"name": %q, "format": "ICEBERG", "catalog": {"identifier": "shop"}}}}`, table, schedule, table)
+	}
+	addr := freePort(t)
+	logs := &syncBuffer{}
+	w := l.cmd(nil, "watch", "specs", "--resync", "2s", "--debounce", "100ms", "--metrics-addr", addr)
+	w.Stdout, w.Stderr = logs, logs
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Process.Kill()
+	waitFor(t, "the watcher to start", 30*time.Second, func() bool { return strings.Contains(logs.String(), "reconciled") }, logs)
+
+	published := func(table string) func() bool {
+		return func() bool {
+			_, out, _ := l.run(t, nil, "commits", "specs/orders.json", "--json")
+			return strings.Contains(out, yesterday) && strings.Contains(mustRead(t, filepath.Join(specs, "orders.json")), table)
+		}
+	}
+	// Drop a spec: its due window (yesterday, by @daily) is published.
+	writeAtomically(t, filepath.Join(specs, "orders.json"), spec("orders", "@daily"))
+	waitFor(t, "the dropped spec's window to publish", 60*time.Second, published("orders"), logs)
+
+	// Replace it with an invalid version: reported, and the last valid version stays in force.
+	writeAtomically(t, filepath.Join(specs, "orders.json"), spec("orders", "61 * * * *"))
+	waitFor(t, "the invalid spec to be reported", 30*time.Second, func() bool {
+		return strings.Contains(logs.String(), "invalid cron expression") && strings.Contains(logs.String(), "keeping the last valid version in force")
+	}, logs)
+
+	// Fix it (a new table): it runs.
+	writeAtomically(t, filepath.Join(specs, "orders.json"), spec("orders_v2", "@daily"))
+	waitFor(t, "the fixed spec to run", 60*time.Second, func() bool {
+		_, out, _ := l.run(t, nil, "query", "specs/orders.json", "SELECT count(*) AS n FROM orders_v2", "-o", "csv")
+		return out == "n\n2\n"
+	}, logs)
+
+	// /healthz and /metrics answer.
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `ldp_windows_total{outcome="published"} 2`) || !strings.Contains(string(body), "ldp_reconciles_total") {
+		t.Errorf("metrics:\n%s", body)
+	}
+	if resp, err := http.Get("http://" + addr + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("healthz: %v", err)
+	}
+
+	// Delete it: no longer scheduled.
+	os.Remove(filepath.Join(specs, "orders.json"))
+	waitFor(t, "the deleted spec to stop", 30*time.Second, func() bool { return strings.Contains(logs.String(), "no longer scheduled") }, logs)
+
+	// SIGTERM: a clean exit 0, and the lock is free.
+	w.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- w.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch exited with %v after SIGTERM:\n%s", err, logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("watch did not exit after SIGTERM")
+	}
+	lock, err := flock.TryLock(filepath.Join(specs, ".ldp", "locks", "schedule.lock"))
+	if err != nil {
+		t.Fatalf("the lock is still held after watch exited: %v", err)
+	}
+	lock.Release()
+}
+
+func mustRead(t *testing.T, path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}

@@ -1,0 +1,256 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/ldp-dev/ldp/internal/flock"
+	"github.com/ldp-dev/ldp/internal/specs"
+)
+
+// Watcher keeps a folder of specs running: it reconciles on every change to a spec file (after
+// a debounce) and on a resync interval, exactly as ldp schedule tick does and under the same
+// lock, so a tick from cron and a watcher never both run.
+type Watcher struct {
+	Dir        string
+	Runner     *Runner
+	Resync     time.Duration
+	Debounce   time.Duration
+	MaxWindows int
+	Log        *slog.Logger
+	Now        func() time.Time
+	// MetricsAddr serves /healthz and Prometheus /metrics when set (127.0.0.1:PORT).
+	MetricsAddr string
+
+	known   map[string]Scheduled
+	metrics watchMetrics
+	stop    atomic.Bool
+}
+
+type watchMetrics struct {
+	mu          sync.Mutex
+	reconciles  int64
+	windows     map[string]int64
+	lastSuccess map[string]time.Time
+}
+
+// Run watches until ctx is done (SIGINT or SIGTERM): then the running task finishes, nothing
+// new starts, the lock is released, and Run returns nil.
+func (w *Watcher) Run(ctx context.Context) error {
+	if w.Resync <= 0 {
+		w.Resync = time.Minute
+	}
+	if w.Debounce <= 0 {
+		w.Debounce = 300 * time.Millisecond
+	}
+	if w.Now == nil {
+		w.Now = time.Now
+	}
+	if w.Log == nil {
+		w.Log = slog.Default()
+	}
+	w.known = map[string]Scheduled{}
+	w.metrics.windows = map[string]int64{}
+	w.metrics.lastSuccess = map[string]time.Time{}
+	w.Runner.Stopping = w.stop.Load
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer fw.Close()
+	if err := w.addTree(fw, w.Dir); err != nil {
+		return err
+	}
+	if w.MetricsAddr != "" {
+		srv, err := w.serveMetrics()
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	}
+	w.Log.Info("watching", "dir", w.Dir, "resync", w.Resync.String())
+	// Work runs on a context that a signal does not cancel, so a running task finishes.
+	work := context.WithoutCancel(ctx)
+	w.reconcile(work, "start")
+	resync := time.NewTicker(w.Resync)
+	defer resync.Stop()
+	var debounce <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			w.stop.Store(true)
+			w.Log.Info("stopping", "dir", w.Dir)
+			return nil
+		case ev, ok := <-fw.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Has(fsnotify.Create) {
+				if info, err := os.Stat(ev.Name); err == nil && info.IsDir() && !skipDir(filepath.Base(ev.Name)) {
+					w.addTree(fw, ev.Name) // a new subfolder: watch it too
+				}
+			}
+			if specs.IsSpecName(filepath.Base(ev.Name)) {
+				debounce = time.After(w.Debounce)
+			}
+		case err, ok := <-fw.Errors:
+			if !ok {
+				return nil
+			}
+			w.Log.Warn("watch error", "error", err.Error())
+		case <-debounce:
+			debounce = nil
+			w.reconcile(work, "change")
+		case <-resync.C:
+			w.reconcile(work, "resync")
+		}
+	}
+}
+
+func skipDir(name string) bool {
+	switch name {
+	case "node_modules", "venv", "env", "site-packages", "__pycache__":
+		return true
+	}
+	return strings.HasPrefix(name, ".")
+}
+
+// addTree watches a folder and every subfolder (fsnotify is not recursive).
+func (w *Watcher) addTree(fw *fsnotify.Watcher, root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != root && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		return fw.Add(p)
+	})
+}
+
+// reconcile runs one tick of the folder. A file that became invalid is reported, and its last
+// valid version stays in force until it is fixed; a deleted file stops being scheduled.
+func (w *Watcher) reconcile(ctx context.Context, why string) {
+	if w.stop.Load() {
+		return
+	}
+	lock, err := flock.TryLock(LockPath(w.Dir))
+	if errors.Is(err, flock.ErrLocked) {
+		w.Log.Info("another tick holds the lock; skipped", "lock", LockPath(w.Dir), "why", why)
+		return
+	}
+	if err != nil {
+		w.Log.Error("lock", "error", err.Error())
+		return
+	}
+	defer lock.Release()
+	found, err := DiscoverScheduled(w.Dir)
+	if err != nil {
+		w.Log.Error("discover", "error", err.Error())
+		return
+	}
+	current := map[string]Scheduled{}
+	var run []Scheduled
+	for _, s := range found {
+		if len(s.Problems) > 0 {
+			for _, p := range s.Problems {
+				w.Log.Error("invalid spec", "problem", p.String())
+			}
+			if old, ok := w.known[s.Path]; ok {
+				w.Log.Warn("keeping the last valid version in force until the file is fixed", "file", s.Path)
+				current[s.Path] = old
+				run = append(run, old)
+			}
+			continue
+		}
+		current[s.Path] = s
+		run = append(run, s)
+	}
+	for p := range w.known {
+		if _, ok := current[p]; !ok {
+			w.Log.Info("no longer scheduled", "file", p)
+		}
+	}
+	w.known = current
+	sort.Slice(run, func(i, j int) bool { return run[i].Path < run[j].Path })
+	res := w.Runner.TickFiles(ctx, run, w.Now(), w.MaxWindows)
+	w.record(res)
+	for _, f := range res.Files {
+		if f.Error != "" {
+			w.Log.Error("tick", "file", f.File, "error", f.Error)
+		}
+		for _, r := range f.Ran {
+			w.Log.Info("window", "file", f.File, "window", r.Window, "status", r.Status, "run_id", r.RunID, "attempt", r.Attempt)
+		}
+	}
+	w.Log.Info("reconciled", "why", why, "files", len(run))
+}
+
+func (w *Watcher) record(res *TickResult) {
+	m := &w.metrics
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reconciles++
+	for _, f := range res.Files {
+		for _, r := range f.Ran {
+			m.windows[outcomeOf(r)]++
+			if r.ExitCode() == 0 {
+				m.lastSuccess[r.Workflow] = w.Now()
+			}
+		}
+	}
+}
+
+func (w *Watcher) serveMetrics() (*http.Server, error) {
+	ln, err := net.Listen("tcp", w.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %s: %w", w.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
+	mux.HandleFunc("/metrics", func(rw http.ResponseWriter, _ *http.Request) {
+		m := &w.metrics
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		rw.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintln(rw, "# HELP ldp_reconciles_total Reconciles of the watched folder.")
+		fmt.Fprintln(rw, "# TYPE ldp_reconciles_total counter")
+		fmt.Fprintf(rw, "ldp_reconciles_total %d\n", m.reconciles)
+		fmt.Fprintln(rw, "# HELP ldp_windows_total Windows run, by outcome.")
+		fmt.Fprintln(rw, "# TYPE ldp_windows_total counter")
+		for _, k := range sortedKeys(m.windows) {
+			fmt.Fprintf(rw, "ldp_windows_total{outcome=%q} %d\n", k, m.windows[k])
+		}
+		fmt.Fprintln(rw, "# HELP ldp_last_success_timestamp_seconds When each object last ran a window successfully.")
+		fmt.Fprintln(rw, "# TYPE ldp_last_success_timestamp_seconds gauge")
+		for _, k := range sortedKeys(m.lastSuccess) {
+			fmt.Fprintf(rw, "ldp_last_success_timestamp_seconds{object=%q} %d\n", k, m.lastSuccess[k].Unix())
+		}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	return srv, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
