@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -232,25 +234,16 @@ func (w *Watcher) serveMetrics() (*http.Server, error) {
 		fmt.Fprintf(rw, "ldp_reconciles_total %d\n", m.reconciles)
 		fmt.Fprintln(rw, "# HELP ldp_windows_total Windows run, by outcome.")
 		fmt.Fprintln(rw, "# TYPE ldp_windows_total counter")
-		for _, k := range sortedKeys(m.windows) {
+		for _, k := range slices.Sorted(maps.Keys(m.windows)) {
 			fmt.Fprintf(rw, "ldp_windows_total{outcome=%q} %d\n", k, m.windows[k])
 		}
 		fmt.Fprintln(rw, "# HELP ldp_last_success_timestamp_seconds When each object last ran a window successfully.")
 		fmt.Fprintln(rw, "# TYPE ldp_last_success_timestamp_seconds gauge")
-		for _, k := range sortedKeys(m.lastSuccess) {
+		for _, k := range slices.Sorted(maps.Keys(m.lastSuccess)) {
 			fmt.Fprintf(rw, "ldp_last_success_timestamp_seconds{object=%q} %d\n", k, m.lastSuccess[k].Unix())
 		}
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	return srv, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

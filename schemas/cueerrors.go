@@ -601,12 +601,3 @@ func appendUnique(xs []string, x string) []string {
 	}
 	return append(xs, x)
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}

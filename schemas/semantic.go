@@ -2,7 +2,9 @@ package schemas
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -217,7 +219,7 @@ func (c *checker) placeholders(md map[string]any, p fieldPath) {
 	walk = func(v any, at fieldPath) {
 		switch t := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(t) {
+			for _, k := range slices.Sorted(maps.Keys(t)) {
 				walk(t[k], at.child(k))
 			}
 		case []any:

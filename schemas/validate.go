@@ -3,7 +3,9 @@ package schemas
 import (
 	"embed"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +49,7 @@ func schema() (cue.Value, error) {
 		ctx := cuecontext.New()
 		inst := build.NewContext().NewInstance("schemas", nil)
 		src := Source()
-		for _, n := range sortedKeys(src) {
+		for _, n := range slices.Sorted(maps.Keys(src)) {
 			if err := inst.AddFile(n, src[n]); err != nil {
 				compileErr = err
 				return

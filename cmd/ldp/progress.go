@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ func (p *progress) update(done, total int, outcome string) {
 	const width = 24
 	filled := width * done / max(total, 1)
 	var parts []string
-	for _, k := range sortedCountKeys(p.counts) {
+	for _, k := range slices.Sorted(maps.Keys(p.counts)) {
 		parts = append(parts, fmt.Sprintf("%d %s", p.counts[k], k))
 	}
 	eta := ""
@@ -45,13 +46,4 @@ func (p *progress) update(done, total int, outcome string) {
 	if done == total {
 		fmt.Fprintln(p.w)
 	}
-}
-
-func sortedCountKeys(m map[string]int) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -207,13 +206,4 @@ func jsonValue(v any) string {
 	}
 	b, _ := json.Marshal(formatValue(v))
 	return string(b)
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -62,7 +64,7 @@ func orDash(s string) string {
 // ldpSummary shows the ldp.* keys of a summary, sorted, with long keys shortened.
 func ldpSummary(m map[string]string) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !strings.HasPrefix(k, "ldp.") {
 			continue
 		}

@@ -139,10 +139,15 @@ func (c *Catalog) LockPath(r Ref) string {
 
 func (c *Catalog) ensureNamespace(ctx context.Context, ns string) error {
 	err := c.cat.CreateNamespace(ctx, table.Identifier{ns}, nil)
-	if err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-		return fmt.Errorf("create namespace %s: %w", ns, err)
+	if err == nil || errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return nil
 	}
-	return nil
+	// Two writers creating it at once: the loser may see the database's unique constraint
+	// rather than the typed error. What matters is that it exists now.
+	if ok, cerr := c.cat.CheckNamespaceExists(ctx, table.Identifier{ns}); cerr == nil && ok {
+		return nil
+	}
+	return fmt.Errorf("create namespace %s: %w", ns, err)
 }
 
 // localPath turns a file:// location into a path on this machine.

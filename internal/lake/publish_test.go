@@ -2,6 +2,7 @@ package lake
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,37 @@ func TestKeySearchFailsClosed(t *testing.T) {
 	// Past the horizon, absence counts as proven.
 	if s, err := FindKey(tbl, "k1", time.Now().Add(8*24*time.Hour)); err != nil || s != nil {
 		t.Errorf("search past the horizon: %v, %v", s, err)
+	}
+}
+
+// TestWritersCreateATableAtOnce: four writers publish to a table and namespace that do not
+// exist yet, at the same moment; every key lands once.
+func TestWritersCreateATableAtOnce(t *testing.T) {
+	f := newFixture(t)
+	f.ref = Ref{Namespace: "fresh", Name: "t"}
+	var writers []*fixture
+	for i := 0; i < 4; i++ {
+		w := newFixtureOn(t, f)
+		w.ref = f.ref
+		w.batch(t, rideCols, rideVals)
+		writers = append(writers, w)
+	}
+	start := make(chan struct{})
+	errs := make(chan error, len(writers))
+	for i, w := range writers {
+		go func() {
+			<-start
+			_, err := w.cat.Publish(w.ctx, w.db, "batch", w.ref, PublishOptions{Key: fmt.Sprintf("k%d", i), RunID: fmt.Sprintf("r%d", i)})
+			errs <- err
+		}()
+	}
+	close(start)
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Errorf("a writer failed: %v", err)
+		}
+	}
+	if got := keyCount(t, f); len(got) != 4 {
+		t.Errorf("keys on main %v, want 4", got)
 	}
 }

@@ -184,10 +184,12 @@ func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema,
 		return nil, err
 	}
 	tbl, err = c.cat.CreateTable(ctx, ref.ident(), bs, catalog.WithPartitionSpec(&spec), catalog.WithProperties(TableProperties))
-	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		return c.Load(ctx, ref) // another writer created it first
-	}
 	if err != nil {
+		// Another writer created it first (the typed error, or the database's unique
+		// constraint when both inserted at once): use theirs.
+		if existing, lerr := c.Load(ctx, ref); lerr == nil {
+			return existing, nil
+		}
 		return nil, fmt.Errorf("create table %s: %w", ref, err)
 	}
 	return tbl, nil

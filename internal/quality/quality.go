@@ -6,9 +6,10 @@ package quality
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,7 +157,7 @@ func name(c v1.Check) string {
 	case c.Columns != nil && c.Columns.Names != nil:
 		return fmt.Sprintf("%s(%s)", c.Check, strings.Join(c.Columns.Names, ", "))
 	case c.Columns != nil:
-		return fmt.Sprintf("%s(%s)", c.Check, strings.Join(sortedKeys(c.Columns.Types), ", "))
+		return fmt.Sprintf("%s(%s)", c.Check, strings.Join(slices.Sorted(maps.Keys(c.Columns.Types)), ", "))
 	case c.Column != "":
 		return fmt.Sprintf("%s(%s)", c.Check, c.Column)
 	}
@@ -352,7 +353,7 @@ func schemaCheck(c v1.Check, types map[string]string) plan {
 			}
 		}
 	} else {
-		for _, col := range sortedKeys(c.Columns.Types) {
+		for _, col := range slices.Sorted(maps.Keys(c.Columns.Types)) {
 			want := c.Columns.Types[col]
 			got, ok := types[col]
 			switch {
@@ -493,13 +494,4 @@ func quoteAll(xs []string) []string {
 		out[i] = strconv.Quote(x)
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
