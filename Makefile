@@ -17,8 +17,8 @@ build: ## Build bin/ldp
 test: fmtcheck vet ## Check formatting, vet, and run every test
 	$(GO) test -count=1 ./...
 
-demo: build ## Run the demo (offline)
-	./$(BIN) validate config/samples
+demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
+	./$(BIN) demo --workdir ldp-demo
 
 bench: ## Run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...

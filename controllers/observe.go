@@ -31,7 +31,7 @@ func Observe(ctx context.Context, wf *Workflow) (reconcile.Observed, error) {
 	if err != nil {
 		return obs, err
 	}
-	obs.LastRuns = LastRuns(events)
+	obs.LastRuns = LastRuns(events, wf.Name)
 	return obs, nil
 }
 
@@ -63,8 +63,10 @@ func KeysOnMain(ctx context.Context, c *v1.Catalog, base string, ref lake.Ref) (
 	return keys, nil
 }
 
-// LastRuns folds workflow and task events into the last run of each window.
-func LastRuns(events []ledger.Event) map[string]reconcile.LastRun {
+// LastRuns folds the workflow and task events of one workflow into the last run of each
+// window. Several workflows (and dataset configs) in one folder share its ledger, so the
+// events of the others are left out.
+func LastRuns(events []ledger.Event, workflow string) map[string]reconcile.LastRun {
 	type key struct {
 		run     string
 		attempt int
@@ -79,6 +81,9 @@ func LastRuns(events []ledger.Event) map[string]reconcile.LastRun {
 		k := key{e.RunID, e.Attempt}
 		switch e.Type {
 		case WorkflowStarted:
+			if name, _ := e.Payload["workflow"].(string); name != workflow {
+				continue
+			}
 			w, _ := e.Payload["logical_window"].(string)
 			runs[k] = &runState{window: w, seen: i, last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]string{}}}
 		case TaskFinished:

@@ -76,7 +76,7 @@ func TestMiddleOfTheChainFails(t *testing.T) {
 		t.Errorf("exit %d status %s, want 1 failed", res.ExitCode(), res.Status)
 	}
 	events, _, _ := ledger.Read(wf.Ledger)
-	last := LastRuns(events)[aug1.String()]
+	last := LastRuns(events, wf.Name)[aug1.String()]
 	if !last.Finished || last.Tasks["b"] != Failed || last.Tasks["c"] != UpstreamFailed {
 		t.Errorf("ledger's last run %+v", last)
 	}
@@ -185,5 +185,32 @@ func TestDueWindowOfASchedule(t *testing.T) {
 	w, _ = DueWindow(interval, time.Date(2026, 8, 5, 13, 0, 0, 0, time.UTC))
 	if w.String() != "2026-08-05T06:00:00Z/2026-08-05T12:00:00Z" {
 		t.Errorf("interval due window %s", w)
+	}
+}
+
+// TestLastRunsKeepsWorkflowsApart: two workflows in one folder share its ledger; each reads
+// only its own runs.
+func TestLastRunsKeepsWorkflowsApart(t *testing.T) {
+	ev := func(run, wf, typ string, payload map[string]any) ledger.Event {
+		if payload == nil {
+			payload = map[string]any{}
+		}
+		payload["workflow"] = wf
+		payload["logical_window"] = aug1.String()
+		return ledger.Event{RunID: run, Attempt: 1, Type: typ, Payload: payload}
+	}
+	events := []ledger.Event{
+		ev("a", "first", WorkflowStarted, nil),
+		ev("a", "first", TaskFinished, map[string]any{"task": "x", "status": Failed}),
+		ev("a", "first", WorkflowFinished, nil),
+		ev("b", "second", WorkflowStarted, nil),
+		ev("b", "second", TaskFinished, map[string]any{"task": "y", "status": Succeeded}),
+		ev("b", "second", WorkflowFinished, nil),
+	}
+	if got := LastRuns(events, "first")[aug1.String()]; got.RunID != "a" || got.Tasks["x"] != Failed {
+		t.Errorf("first's last run %+v", got)
+	}
+	if got := LastRuns(events, "second")[aug1.String()]; got.RunID != "b" || got.Tasks["y"] != Succeeded {
+		t.Errorf("second's last run %+v", got)
 	}
 }

@@ -61,6 +61,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newBackfillCmd(s),
 		newScheduleCmd(s),
 		newWatchCmd(s),
+		newDemoCmd(s),
 	)
 	return root
 }

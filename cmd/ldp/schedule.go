@@ -187,7 +187,7 @@ func listOne(cmd *cobra.Command, s *streams, sc controllers.Scheduled, t time.Ti
 		fmt.Fprintf(s.Out, "  next fire   %s (%s local)\n", next.UTC().Format(time.RFC3339), next.Local().Format("2006-01-02 15:04 MST"))
 	}
 	events, _, _ := ledger.Read(wf.Ledger)
-	last := controllers.LastRuns(events)
+	last := controllers.LastRuns(events, wf.Name)
 	var lastWin string
 	for w := range last {
 		if w > lastWin {
