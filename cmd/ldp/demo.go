@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -124,6 +125,12 @@ func runDemo(ctx context.Context, s *streams, workdir string) error {
 		}
 	}
 	fmt.Fprintf(s.Out, "\nDone in %.1fs. Explore what the demo built (in %s):\n", time.Since(start).Seconds(), abs)
+	bin := "ldp"
+	if _, err := exec.LookPath("ldp"); err != nil {
+		if exe, err := os.Executable(); err == nil {
+			bin = exe // not on the PATH (make demo): name the one that ran
+		}
+	}
 	for _, c := range []string{
 		`ldp query rides.json "SELECT city, count(*), round(avg(fare), 2) FROM rides GROUP BY city"`,
 		"ldp snapshots rides.json",
@@ -132,7 +139,7 @@ func runDemo(ctx context.Context, s *streams, workdir string) error {
 		"ldp diff -f daily --from 2026-08-01 --to 2026-08-05",
 		"ldp schedule list daily --now 2026-08-05T03:00:00Z",
 	} {
-		fmt.Fprintf(s.Out, "  cd %s && %s\n", workdir, c)
+		fmt.Fprintf(s.Out, "  cd %s && %s\n", workdir, strings.Replace(c, "ldp", bin, 1))
 	}
 	return nil
 }
