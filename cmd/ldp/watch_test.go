@@ -152,3 +152,46 @@ func mustRead(t *testing.T, path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// TestWatchSIGTERMMidTask: the watcher is stopped right after staging a window (mid-task),
+// SIGTERM arrives, then it resumes: the running task finishes and publishes, nothing new
+// starts, and it exits 0 with the lock released.
+func TestWatchSIGTERMMidTask(t *testing.T) {
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	specs := filepath.Join(l.dir, "specs")
+	os.MkdirAll(filepath.Join(specs, "drops"), 0o755)
+	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02")
+	os.WriteFile(filepath.Join(specs, "drops", "orders_"+yesterday+".csv"), []byte("order_id,amount\n1,10\n"), 0o644)
+	os.WriteFile(filepath.Join(specs, "orders.json"), []byte(`{"identifier": "orders", "metadata": {"schedule": "@daily", "window": {"size": "day"},
+		"source": {"format": "CSV", "path": "drops/orders_{window_start:%Y-%m-%d}.csv"},
+		"target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop"}}}}`), 0o644)
+	logs := &syncBuffer{}
+	w := l.cmd([]string{"LDP_FAULT=staged:stop"}, "watch", "specs", "--resync", "1h")
+	w.Stdout, w.Stderr = logs, logs
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Process.Kill()
+	waitFor(t, "the watcher to stop mid-task", 60*time.Second, func() bool { return procState(w.Process.Pid) == 'T' }, logs)
+	w.Process.Signal(syscall.SIGTERM)
+	w.Process.Signal(syscall.SIGCONT)
+	done := make(chan error, 1)
+	go func() { done <- w.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch exited with %v:\n%s", err, logs.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("watch did not exit after SIGTERM")
+	}
+	_, out, _ := l.run(t, nil, "commits", "specs/orders.json", "--json")
+	if !strings.Contains(out, yesterday) {
+		t.Errorf("the task running at SIGTERM did not finish its publish:\n%s\n%s", out, logs.String())
+	}
+	lock, err := flock.TryLock(filepath.Join(specs, ".ldp", "locks", "schedule.lock"))
+	if err != nil {
+		t.Fatalf("the lock is still held: %v", err)
+	}
+	lock.Release()
+}
