@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// writeCLIDoc writes docs/cli.md from the command tree, so the reference cannot drift from
+// the commands (a test checks it is current; go test ./cmd/ldp -run TestCLIDoc -update-docs
+// rewrites it).
+func writeCLIDoc(w io.Writer, root *cobra.Command) {
+	fmt.Fprint(w, `# The ldp command
+
+This reference is generated from the commands themselves (`+"`go test ./cmd/ldp -run TestCLIDoc -update-docs`"+`).
+
+Every command prints errors once, to stderr, with no stack trace; `+"`-v`"+` logs debug messages.
+
+## Exit codes (every command)
+
+| code | meaning |
+|---|---|
+| 0 | success |
+| 1 | an error: an invalid spec, a failed task or window |
+| 2 | `+"`ldp diff`"+` only: something would run |
+| 3 | only a data gate held something back |
+
+`)
+	var cmds []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			if sub.Runnable() {
+				cmds = append(cmds, sub)
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].CommandPath() < cmds[j].CommandPath() })
+	fmt.Fprintln(w, "## Commands")
+	fmt.Fprintln(w)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "- [`%s`](#%s): %s\n", c.CommandPath(), anchor(c.CommandPath()), c.Short)
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "\n## %s\n\n%s\n\n    %s\n", c.CommandPath(), c.Short, c.UseLine())
+		if c.Long != "" {
+			fmt.Fprintf(w, "\n%s\n", c.Long)
+		}
+		if c.Example != "" {
+			fmt.Fprintf(w, "\nExamples:\n\n%s\n", indent(c.Example))
+		}
+		if f := c.NonInheritedFlags().FlagUsages(); f != "" {
+			fmt.Fprintf(w, "\nFlags:\n\n%s\n", indent(strings.TrimRight(f, "\n")))
+		}
+	}
+}
+
+func anchor(s string) string { return strings.ReplaceAll(strings.ToLower(s), " ", "-") }
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "    " + strings.TrimPrefix(l, "  ")
+	}
+	return strings.Join(lines, "\n")
+}

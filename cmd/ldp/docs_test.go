@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/schemas"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the generated docs (docs/cli.md, the key reference of docs/spec.md)")
+
+// TestCLIDoc: docs/cli.md is what the commands say about themselves.
+func TestCLIDoc(t *testing.T) {
+	var b bytes.Buffer
+	writeCLIDoc(&b, newRootCmd(&streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Getenv: os.Getenv}))
+	path := "../../docs/cli.md"
+	if *updateDocs {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != b.String() {
+		t.Fatal("docs/cli.md is not current: run go test ./cmd/ldp -run TestCLIDoc -update-docs")
+	}
+}
+
+const keysBegin, keysEnd = "<!-- keys:begin (generated) -->", "<!-- keys:end -->"
+
+// TestSpecDocCoversEveryKey: the key reference of docs/spec.md is generated from the CUE
+// schemas, so every key is documented with its type and default; this keeps it current.
+func TestSpecDocCoversEveryKey(t *testing.T) {
+	path := "../../docs/spec.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i, j := strings.Index(s, keysBegin), strings.Index(s, keysEnd)
+	if i < 0 || j < i {
+		t.Fatalf("docs/spec.md has no %s ... %s section", keysBegin, keysEnd)
+	}
+	ref, err := schemas.KeyReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := s[:i+len(keysBegin)] + "\n" + ref + s[j:]
+	if *updateDocs {
+		os.WriteFile(path, []byte(want), 0o644)
+		return
+	}
+	if s != want {
+		t.Fatal("docs/spec.md's key reference is not current: run go test ./cmd/ldp -run TestSpecDocCoversEveryKey -update-docs")
+	}
+	for _, k := range schemas.Keys() {
+		if !strings.Contains(ref, "`"+k+"`") {
+			t.Errorf("key %s is not documented", k)
+		}
+	}
+}
+
+var jsonBlock = regexp.MustCompile("(?s)```json\n(.*?)```")
+
+// TestDocExamplesAreValid: every complete spec in a ```json block of the docs validates.
+func TestDocExamplesAreValid(t *testing.T) {
+	files, _ := filepath.Glob("../../docs/*.md")
+	files = append(files, "../../README.md")
+	checked := 0
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for i, m := range jsonBlock.FindAllStringSubmatch(string(b), -1) {
+			var doc map[string]any
+			if json.Unmarshal([]byte(m[1]), &doc) != nil || doc["identifier"] == nil {
+				continue // a fragment, not a whole spec
+			}
+			r := schemas.Validate([]byte(m[1]), filepath.Base(f)+".json")
+			for _, p := range r.Problems {
+				if strings.Contains(p.Message, "not found") {
+					continue // task files the example names are not beside the doc
+				}
+				t.Errorf("%s, example %d: %s", f, i+1, p)
+			}
+			checked++
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d spec examples found in the docs", checked)
+	}
+}
+
+// TestRecipes: the recipes parse and call ldp; the Airflow DAG compiles.
+func TestRecipes(t *testing.T) {
+	for _, f := range []string{"github-actions.yml", "pre-commit-config.yaml"} {
+		b, err := os.ReadFile("../../docs/recipes/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v1.ToJSON(b, f); err != nil {
+			t.Errorf("%s does not parse: %v", f, err)
+		}
+		if !strings.Contains(string(b), "ldp validate") {
+			t.Errorf("%s does not run ldp validate", f)
+		}
+	}
+	dag := "../../docs/recipes/airflow_dag.py"
+	b, err := os.ReadFile(dag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CronDataIntervalTimetable", "{{ data_interval_start", "--run-id", "{{ ti.try_number }}", "BashOperator"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the Airflow DAG lacks %s", want)
+		}
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the DAG's syntax is not checked here")
+	}
+	if out, err := exec.Command(py, "-c", "import ast,sys; ast.parse(open(sys.argv[1]).read())", dag).CombinedOutput(); err != nil {
+		t.Errorf("the Airflow DAG does not compile: %v\n%s", err, out)
+	}
+}
