@@ -123,3 +123,34 @@ func TestOrphansListedThenDeleted(t *testing.T) {
 		t.Errorf("rows after orphan cleanup: %d, %v", n, err)
 	}
 }
+
+// TestStagedFilesAreNotOrphans: while a staging branch exists, its data files are referenced.
+func TestStagedFilesAreNotOrphans(t *testing.T) {
+	cat, ref := setup(t)
+	ctx := context.Background()
+	db, _ := engine.Open(ctx)
+	defer db.Close()
+	db.Exec(ctx, "CREATE TEMP TABLE b AS SELECT 9 AS id")
+	var during *Report
+	_, err := cat.Publish(ctx, db, "b", ref, lake.PublishOptions{Key: "staged", RunID: "s", Hook: func(p string) {
+		if p != "staged" {
+			return
+		}
+		time.Sleep(1100 * time.Millisecond) // every file is now older than the orphan age below
+		var err error
+		if during, err = Run(ctx, cat, ref, Options{Orphans: true, OrphanAgeHours: 1.0 / 3600}); err != nil {
+			t.Error(err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during == nil {
+		t.Fatal("maintenance did not run while the branch existed")
+	}
+	for _, f := range during.Orphans {
+		if strings.HasSuffix(f, ".parquet") {
+			t.Errorf("a data file of the staged branch was listed as an orphan: %s", f)
+		}
+	}
+}
