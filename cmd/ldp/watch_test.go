@@ -111,15 +111,22 @@ func TestWatchEndToEnd(t *testing.T) {
 		return out == "n\n2\n"
 	}, logs)
 
-	// /healthz and /metrics answer.
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// /healthz and /metrics answer. The watcher counts a window once its reconcile returns,
+	// a moment after the commit the query above saw: wait for the count.
+	metrics := func() string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), `ldp_windows_total{outcome="published"} 2`) || !strings.Contains(string(body), "ldp_reconciles_total") {
-		t.Errorf("metrics:\n%s", body)
+	waitFor(t, "the metrics to count two published windows", 30*time.Second, func() bool {
+		return strings.Contains(metrics(), `ldp_windows_total{outcome="published"} 2`)
+	}, logs)
+	if m := metrics(); !strings.Contains(m, "ldp_reconciles_total") || !strings.Contains(m, `ldp_last_success_timestamp_seconds{object="orders_v2"}`) {
+		t.Errorf("metrics:\n%s", m)
 	}
 	if resp, err := http.Get("http://" + addr + "/healthz"); err != nil || resp.StatusCode != 200 {
 		t.Errorf("healthz: %v", err)
