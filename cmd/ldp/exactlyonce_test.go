@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/lake"
 )
 
 // ldpCommand returns the path of an "ldp" command for child processes: a link to this test
@@ -206,7 +210,17 @@ func TestZombieAttemptCannotPublish(t *testing.T) {
 	}
 	code, out, errs := l.run(t, nil, "run", "append.json", "--window", dayWindow(1), "--run-id", "run-z", "--attempt", "2")
 	if code != 0 || !strings.Contains(out, ": published") {
-		t.Fatalf("attempt 2: exit %d\n%s%s", code, out, errs)
+		refs := ""
+		if cat, err := lake.Open(context.Background(), &v1.Catalog{Identifier: "shop"}, l.dir); err == nil {
+			if tbl, err := cat.Load(context.Background(), lake.Ref{Namespace: "shop", Name: "orders_append"}); err == nil {
+				for name, r := range tbl.Metadata().Refs() {
+					refs += fmt.Sprintf("%s=%d ", name, r.SnapshotID)
+				}
+				refs += fmt.Sprintf("current=%d", tbl.CurrentSnapshot().SnapshotID)
+			}
+			cat.Close()
+		}
+		t.Fatalf("attempt 2: exit %d\n%s%s\nzombie state %c\nrefs: %s", code, out, errs, procState(zombie.Process.Pid), refs)
 	}
 	zombie.Process.Signal(syscall.SIGCONT)
 	err := zombie.Wait()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -35,11 +36,20 @@ func faultHook(getenv func(string) string) func(string) {
 		return nil
 	}
 	return func(point string) {
+		var sig syscall.Signal
 		switch spec {
 		case point + ":stop":
-			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			sig = syscall.SIGSTOP
 		case point + ":kill":
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			sig = syscall.SIGKILL
+		default:
+			return
 		}
+		// Signal this very thread: a signal to the process goes to any of its threads, and
+		// this one could run on past the fault point before the stop reached it (seen under
+		// load: the "stopped after staging" process had published).
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		syscall.Tgkill(os.Getpid(), syscall.Gettid(), sig)
 	}
 }
