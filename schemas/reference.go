@@ -24,9 +24,9 @@ func Keys() []string {
 	return out
 }
 
-// KeyReference is the Markdown reference of every key of the specs: path, type, default,
-// whether it is required, and its doc comment from the schema.
-func KeyReference() (string, error) {
+// KeyReference is the Markdown reference of every key of the specs: path, type, default, an
+// example (from examples, by path), whether it is required, and its doc comment.
+func KeyReference(examples map[string]string) (string, error) {
 	infos, err := keyInfos()
 	if err != nil {
 		return "", err
@@ -36,13 +36,17 @@ func KeyReference() (string, error) {
 	for _, k := range infos {
 		if top := strings.SplitN(k.path, ".", 2)[0]; top != kind {
 			kind = top
-			fmt.Fprintf(&b, "\n### %s\n\n| key | type | default | |\n|---|---|---|---|\n", kind)
+			fmt.Fprintf(&b, "\n### %s\n\n| key | type | default | example | |\n|---|---|---|---|---|\n", kind)
 		}
 		req := ""
 		if k.required {
 			req = "required. "
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s%s |\n", k.path, k.typ, k.def, req, strings.ReplaceAll(k.doc, "\n", " "))
+		ex := ""
+		if e, ok := examples[k.path]; ok {
+			ex = "`" + strings.ReplaceAll(e, "|", "\\|") + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s%s |\n", k.path, k.typ, k.def, ex, req, strings.ReplaceAll(k.doc, "\n", " "))
 	}
 	return b.String(), nil
 }

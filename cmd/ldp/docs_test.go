@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,7 +52,7 @@ func TestSpecDocCoversEveryKey(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("docs/spec.md has no %s ... %s section", keysBegin, keysEnd)
 	}
-	ref, err := schemas.KeyReference()
+	ref, err := schemas.KeyReference(sampleExamples(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,4 +132,61 @@ func TestRecipes(t *testing.T) {
 	if out, err := exec.Command(py, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)", dag, pyc).CombinedOutput(); err != nil {
 		t.Errorf("the Airflow DAG does not compile: %v\n%s", err, out)
 	}
+}
+
+// sampleExamples finds, for each key path, a value the samples give it.
+func sampleExamples(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	files, _ := filepath.Glob("../../config/samples/*.json")
+	var walk func(v any, path string)
+	record := func(path string, v any) {
+		if _, ok := out[path]; ok {
+			return
+		}
+		b, _ := json.Marshal(v)
+		if s := string(b); len(s) <= 60 {
+			out[path] = s
+		}
+	}
+	walk = func(v any, path string) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				e := x[k]
+				p := path + "." + k
+				record(p, e)
+				walk(e, p)
+			}
+		case []any:
+			for _, e := range x {
+				m, isCheck := e.(map[string]any)
+				if isCheck && m["check"] != nil && (strings.HasSuffix(path, "quality") || strings.HasSuffix(path, "quality.checks")) {
+					base := "Pipeline.metadata.quality[].(" + fmt.Sprint(m["check"]) + ")"
+					for _, k := range slices.Sorted(maps.Keys(m)) {
+						if k != "check" {
+							record(base+"."+k, m[k])
+						}
+					}
+				}
+				walk(e, path+"[]")
+			}
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if json.Unmarshal(b, &doc) != nil {
+			continue
+		}
+		kind := "Pipeline"
+		if doc["kind"] == "Workflow" {
+			kind = "Workflow"
+		}
+		walk(doc, kind)
+	}
+	return out
 }

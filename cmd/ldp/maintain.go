@@ -71,7 +71,7 @@ Orphans are files no snapshot or metadata version references, older than
 			}
 			fmt.Fprintf(s.Out, "%s: %d snapshots\n", rep.Table, rep.Snapshots)
 			if m.Expire != nil {
-				fmt.Fprintf(s.Out, "  %s %d %s older than %d days", verb, len(rep.Expire), plural(len(rep.Expire), "snapshot", "snapshots"), max(*m.Expire, rep.HorizonDays))
+				fmt.Fprintf(s.Out, "  %s %d %s older than %d days (%d bytes of data files)", verb, len(rep.Expire), plural(len(rep.Expire), "snapshot", "snapshots"), max(*m.Expire, rep.HorizonDays), rep.ExpireBytes)
 				if rep.KeptByHorizon > 0 {
 					fmt.Fprintf(s.Out, " (kept %d inside the %d-day idempotency horizon)", rep.KeptByHorizon, rep.HorizonDays)
 				}

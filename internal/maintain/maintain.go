@@ -41,8 +41,10 @@ type Report struct {
 	Table   string `json:"table"`
 	Applied bool   `json:"applied"`
 	// Snapshots before; the ids that expire (or would); how many the horizon kept.
-	Snapshots     int      `json:"snapshots"`
-	Expire        []int64  `json:"expire"`
+	Snapshots int     `json:"snapshots"`
+	Expire    []int64 `json:"expire"`
+	// ExpireBytes is the size of the data files only the expiring snapshots reference.
+	ExpireBytes   int64    `json:"expire_bytes"`
 	HorizonDays   int      `json:"horizon_days"`
 	KeptByHorizon int      `json:"kept_by_horizon"`
 	Orphans       []string `json:"orphans"`
@@ -74,6 +76,11 @@ func Run(ctx context.Context, cat *lake.Catalog, ref lake.Ref, o Options) (*Repo
 		}
 		cutoff := o.Now().Add(-time.Duration(days) * 24 * time.Hour)
 		rep.Expire, rep.KeptByHorizon = candidates(tbl, cutoff, o.RetainLast, o.Now().Add(-time.Duration(*o.ExpireDays)*24*time.Hour))
+		if len(rep.Expire) > 0 {
+			if rep.ExpireBytes, err = freedBytes(ctx, tbl, rep.Expire); err != nil {
+				return nil, err
+			}
+		}
 		if o.Apply && len(rep.Expire) > 0 {
 			tx := tbl.NewTransaction()
 			olderThan := time.Since(cutoff)
@@ -159,4 +166,44 @@ func candidates(tbl *table.Table, cutoff time.Time, retain int, asked time.Time)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, horizonKept
+}
+
+// freedBytes sums the data files that only the expiring snapshots reference: what expiry frees.
+func freedBytes(ctx context.Context, tbl *table.Table, expire []int64) (int64, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, err
+	}
+	gone := map[int64]bool{}
+	for _, id := range expire {
+		gone[id] = true
+	}
+	sizes := map[string]int64{}
+	kept := map[string]bool{}
+	for _, s := range tbl.Metadata().Snapshots() {
+		manifests, err := s.Manifests(fs)
+		if err != nil {
+			return 0, fmt.Errorf("read the manifests of snapshot %d: %w", s.SnapshotID, err)
+		}
+		for _, m := range manifests {
+			entries, err := m.FetchEntries(fs, true)
+			if err != nil {
+				return 0, err
+			}
+			for _, e := range entries {
+				p := e.DataFile().FilePath()
+				sizes[p] = e.DataFile().FileSizeBytes()
+				if !gone[s.SnapshotID] {
+					kept[p] = true
+				}
+			}
+		}
+	}
+	var total int64
+	for p, n := range sizes {
+		if !kept[p] {
+			total += n
+		}
+	}
+	return total, nil
 }

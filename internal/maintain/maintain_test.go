@@ -66,7 +66,7 @@ func TestExpiryPastTheHorizon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dry.Applied || len(dry.Expire) != dry.Snapshots-1 {
+	if dry.Applied || len(dry.Expire) != dry.Snapshots-1 || dry.ExpireBytes != 0 {
 		t.Fatalf("dry run %+v, want every snapshot but the head", dry)
 	}
 	tbl, _ := cat.Load(ctx, ref)
@@ -152,5 +152,26 @@ func TestStagedFilesAreNotOrphans(t *testing.T) {
 		if strings.HasSuffix(f, ".parquet") {
 			t.Errorf("a data file of the staged branch was listed as an orphan: %s", f)
 		}
+	}
+}
+
+// TestExpiryCountsTheBytesItFrees: after an overwrite, the replaced files are reachable only
+// from old snapshots; expiring them frees their bytes, and the dry run says how many.
+func TestExpiryCountsTheBytesItFrees(t *testing.T) {
+	cat, ref := setup(t)
+	ctx := context.Background()
+	db, _ := engine.Open(ctx)
+	defer db.Close()
+	db.Exec(ctx, "CREATE TEMP TABLE b AS SELECT 2 AS id")
+	if _, err := cat.Write(ctx, db, "b", ref, lake.WriteOptions{Mode: lake.Overwrite}); err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }
+	dry, err := Run(ctx, cat, ref, Options{ExpireDays: days(7), Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry.ExpireBytes <= 0 {
+		t.Errorf("expiry would free %d bytes, want the size of the three replaced files", dry.ExpireBytes)
 	}
 }
