@@ -64,9 +64,13 @@ func TestSpecDocCoversEveryKey(t *testing.T) {
 	if s != want {
 		t.Fatal("docs/spec.md's key reference is not current: run go test ./cmd/ldp -run TestSpecDocCoversEveryKey -update-docs")
 	}
+	examples := sampleExamples(t)
 	for _, k := range schemas.Keys() {
 		if !strings.Contains(ref, "`"+k+"`") {
 			t.Errorf("key %s is not documented", k)
+		}
+		if _, ok := examples[k]; !ok && !strings.HasSuffix(k, "]") {
+			t.Errorf("no sample gives key %s an example: add it to config/samples/reference", k)
 		}
 	}
 }
@@ -138,16 +142,24 @@ func TestRecipes(t *testing.T) {
 func sampleExamples(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	files, _ := filepath.Glob("../../config/samples/*.json")
+	var files []string
+	filepath.WalkDir("../../config/samples", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+			files = append(files, p)
+		}
+		return err
+	})
 	var walk func(v any, path string)
 	record := func(path string, v any) {
 		if _, ok := out[path]; ok {
 			return
 		}
 		b, _ := json.Marshal(v)
-		if s := string(b); len(s) <= 60 {
-			out[path] = s
+		s := string(b)
+		if r := []rune(s); len(r) > 60 {
+			s = string(r[:57]) + "…"
 		}
+		out[path] = s
 	}
 	walk = func(v any, path string) {
 		switch x := v.(type) {
