@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -53,16 +55,31 @@ func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) 
 	// other instead of failing; immediate transactions take the write lock up front, so two
 	// writers never deadlock upgrading a read lock.
 	dsn := "file:" + dbPath + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
-	}
-	cat, err := sqlcat.NewCatalog(c.Identifier, db, sqlcat.SQLite, iceberg.Properties{"warehouse": "file://" + wh})
-	if err != nil {
+	// Several processes opening a new catalog at once: switching the file to WAL and creating
+	// the catalog's tables can fail with SQLITE_BUSY at once, without the busy handler (seen
+	// with six processes). Such an open changed nothing, so it is tried again.
+	deadline := time.Now().Add(60 * time.Second)
+	for try := 0; ; try++ {
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+		}
+		cat, err := sqlcat.NewCatalog(c.Identifier, db, sqlcat.SQLite, iceberg.Properties{"warehouse": "file://" + wh})
+		if err == nil {
+			return &Catalog{Identifier: c.Identifier, Warehouse: wh, cat: cat, db: db}, nil
+		}
 		db.Close()
-		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+		if !isBusy(err) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(20*time.Millisecond)*int64(min(try+1, 10))) + 1))
 	}
-	return &Catalog{Identifier: c.Identifier, Warehouse: wh, cat: cat, db: db}, nil
+}
+
+// isBusy reports whether SQLite refused because another connection held the lock.
+func isBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 // OpenExisting opens the catalog of c only if its database exists; it creates nothing, so

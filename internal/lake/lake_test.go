@@ -274,3 +274,29 @@ func newFixtureOn(t *testing.T, f *fixture) *fixture {
 	t.Cleanup(func() { cat.Close() })
 	return &fixture{ctx: f.ctx, db: db, cat: cat, ref: f.ref}
 }
+
+// TestManyOpenANewCatalogAtOnce: processes that open a catalog that does not exist yet, all at
+// once, all get it (SQLite may refuse a new file's WAL switch with SQLITE_BUSY at once).
+func TestManyOpenANewCatalogAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	const n = 8
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		go func() {
+			<-start
+			cat, err := Open(context.Background(), &v1.Catalog{Identifier: "shared"}, dir)
+			if err == nil {
+				err = cat.ensureNamespace(context.Background(), "ns")
+				cat.Close()
+			}
+			errs <- err
+		}()
+	}
+	close(start)
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("open: %v", err)
+		}
+	}
+}
