@@ -212,7 +212,7 @@ func (r *Runner) TickFiles(ctx context.Context, found []Scheduled, now time.Time
 	for _, s := range found {
 		ft := FileTick{File: s.Path, Problems: s.Problems, Ran: []*Result{}}
 		if len(s.Problems) > 0 {
-			code = worse(code, ldperr.ExitFailed)
+			code = Worse(code, ldperr.ExitFailed)
 			res.Files = append(res.Files, ft)
 			continue
 		}
@@ -221,7 +221,7 @@ func (r *Runner) TickFiles(ctx context.Context, found []Scheduled, now time.Time
 			ft.Error = err.Error()
 			c = ldperr.ExitFailed
 		}
-		code = worse(code, c)
+		code = Worse(code, c)
 		res.Files = append(res.Files, ft)
 	}
 	res.ExitCode = code
@@ -254,7 +254,7 @@ func (r *Runner) tickOne(ctx context.Context, s Scheduled, now time.Time, maxWin
 		}
 		out := r.Run(ctx, s.WF, wp.Window, o)
 		ft.Ran = append(ft.Ran, out)
-		code = worse(code, out.ExitCode())
+		code = Worse(code, out.ExitCode())
 	}
 	return code, nil
 }
@@ -273,7 +273,8 @@ func allSucceeded(l *reconcile.LastRun) bool {
 	return true
 }
 
-func worse(a, b int) int {
+// Worse folds two exit codes into the one that says more: 1 over 3 over 0.
+func Worse(a, b int) int {
 	if a == ldperr.ExitFailed || b == ldperr.ExitFailed {
 		return ldperr.ExitFailed
 	}

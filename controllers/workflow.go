@@ -6,9 +6,9 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/internal/window"
 	"github.com/ldp-dev/ldp/reconcile"
@@ -69,10 +69,7 @@ func OneTask(p *v1.Pipeline) (*Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	sched := p.Metadata.Schedule
-	if sched == "" {
-		sched = cronx.ScheduleOfWhen(p.When)
-	}
+	sched, _ := pipeline.Schedule(p)
 	return &Workflow{Name: p.Identifier, File: p.Path, Schedule: sched, Window: ws, Retries: p.Metadata.Retries,
 		Tasks: []v1.Task{{ID: p.Identifier, Pipeline: filepath.Base(p.Path)}}, Pipelines: map[string]*v1.Pipeline{p.Identifier: p},
 		Ledger: ledger.PathFor(p.Path)}, nil
@@ -139,8 +136,6 @@ func (p Policy) Wait(n int, r01 float64) time.Duration {
 	}
 	return time.Duration(r01 * limit)
 }
-
-func (w *Workflow) String() string { return fmt.Sprintf("%s (%s)", w.Name, w.File) }
 
 // OrderWarnings lists the tasks that read a table another task writes with no depends_on path
 // between them: they may run in either order.

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -57,7 +57,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 					}
 					res := runner.Run(cmd.Context(), op.WF, wp.Window, o)
 					results = append(results, res)
-					code = worst(code, res.ExitCode())
+					code = controllers.Worse(code, res.ExitCode())
 					if !f.json {
 						printResult(s, res)
 					}
@@ -67,9 +67,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 				if results == nil {
 					results = []*controllers.Result{}
 				}
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(results); err != nil {
+				if err := writeJSON(s.Out, results); err != nil {
 					return err
 				}
 			} else if ran == 0 {
@@ -94,17 +92,8 @@ func printResult(s *streams, res *controllers.Result) {
 			line += fmt.Sprintf(" after %d attempts", t.Attempts)
 		}
 		if t.Error != "" {
-			line += ": " + firstLineOf(t.Error)
+			line += ": " + strings.SplitN(t.Error, "\n", 2)[0]
 		}
 		fmt.Fprintln(s.Out, line)
 	}
-}
-
-func firstLineOf(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -42,15 +41,11 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 			if o.From == "" {
 				return usageError(cmd, "--from is required: the first window of the range, such as 2026-08-01")
 			}
-			o.Now = now()
-			if nowFlag != "" {
-				f := reconcileFlags{now: nowFlag}
-				d, err := f.desired()
-				if err != nil {
-					return usageError(cmd, "%v", err)
-				}
-				o.Now = d.Now
+			t, err := parseNow(nowFlag)
+			if err != nil {
+				return usageError(cmd, "%v", err)
 			}
+			o.Now = t
 			wf, err := controllers.LoadWorkflow(args[0])
 			if err != nil {
 				return err
@@ -71,9 +66,7 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 			}
 			switch {
 			case asJSON:
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
+				if err := writeJSON(s.Out, res); err != nil {
 					return err
 				}
 			case o.DryRun:

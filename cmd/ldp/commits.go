@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,9 +53,7 @@ most once: that is the exactly-once guarantee, and this is where to check it.`,
 			}
 			slices.Reverse(rows)
 			if asJSON {
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return writeJSON(s.Out, rows)
 			}
 			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "SNAPSHOT\tCOMMITTED (UTC)\tKEY\tRUN\tATTEMPT\tWINDOW\tROWS")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -45,9 +44,7 @@ run, 1 an error.`,
 				if plans == nil {
 					plans = []objectPlan{}
 				}
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(plans); err != nil {
+				if err := writeJSON(s.Out, plans); err != nil {
 					return err
 				}
 			} else {

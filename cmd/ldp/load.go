@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -57,4 +59,11 @@ func sinksFor(p *v1.Pipeline, getenv func(string) string) []ledger.Sink {
 		}
 	}
 	return ledger.SinksFor(p.Path, specs, version, getenv)
+}
+
+// writeJSON prints v as indented JSON: the --json output of every command.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -61,9 +60,7 @@ Orphans are files no snapshot or metadata version references, older than
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(s.Out, rep)
 			}
 			verb, verbs := "would expire", "would delete"
 			if rep.Applied {

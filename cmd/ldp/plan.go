@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -43,9 +42,7 @@ Exit status: 0 when the plan holds no error, 1 otherwise.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(pl); err != nil {
+				if err := writeJSON(s.Out, pl); err != nil {
 					return err
 				}
 			} else {

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/reconcile"
 )
@@ -87,21 +88,13 @@ func objectFiles(paths []string) ([]string, error) {
 		case *v1.Workflow:
 			out = append(out, c.Path)
 		case *v1.Pipeline:
-			if o.Metadata.Schedule != "" || reconcileSchedule(o) != "" {
+			if sched, _ := pipeline.Schedule(o); sched != "" {
 				out = append(out, c.Path)
 			}
 		}
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-func reconcileSchedule(p *v1.Pipeline) string {
-	wf, err := controllers.OneTask(p)
-	if err != nil {
-		return ""
-	}
-	return wf.Schedule
 }
 
 // planObjects computes the plan of every object: what ldp diff prints and ldp apply runs.
@@ -161,14 +154,4 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 func runnerFor(s *streams) *controllers.Runner {
 	return &controllers.Runner{Log: s.Err, Getenv: s.Getenv, Version: version, Hook: faultHook(s.Getenv),
 		Sinks: func(p *v1.Pipeline) []ledger.Sink { return sinksFor(p, s.Getenv)[1:] }}
-}
-
-func worst(codes ...int) int {
-	out := 0
-	for _, c := range codes {
-		if c == 1 || (c == 3 && out == 0) {
-			out = c
-		}
-	}
-	return out
 }

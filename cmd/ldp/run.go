@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -92,9 +91,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	res, err := pipeline.Run(cmd.Context(), p, opts)
 	if res != nil {
 		if o.json {
-			enc := json.NewEncoder(o.s.Out)
-			enc.SetIndent("", "  ")
-			if jerr := enc.Encode(res); jerr != nil {
+			if jerr := writeJSON(o.s.Out, res); jerr != nil {
 				return jerr
 			}
 		} else {

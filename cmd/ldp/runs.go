@@ -88,9 +88,7 @@ func (o *runsOptions) runE() error {
 		if runs == nil {
 			runs = []ledger.RunSummary{}
 		}
-		enc := json.NewEncoder(o.s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(runs)
+		return writeJSON(o.s.Out, runs)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(o.s.Out, "no runs in %s\n", displayPath(path))
@@ -125,9 +123,7 @@ func (o *runsOptions) events(events []ledger.Event) error {
 		return fmt.Errorf("no run whose id starts with %q in the ledger (ldp runs lists them)", o.run)
 	}
 	if o.json {
-		enc := json.NewEncoder(o.s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(mine)
+		return writeJSON(o.s.Out, mine)
 	}
 	for _, e := range mine {
 		b, _ := json.Marshal(e.Payload)

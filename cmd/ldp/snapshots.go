@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,12 +28,10 @@ func newSnapshotsCmd(s *streams) *cobra.Command {
 			}
 			snaps := lake.Snapshots(tbl)
 			if asJSON {
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
 				if snaps == nil {
 					snaps = []lake.SnapshotInfo{}
 				}
-				return enc.Encode(snaps)
+				return writeJSON(s.Out, snaps)
 			}
 			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "SNAPSHOT\tPARENT\tCOMMITTED (UTC)\tOPERATION\tADDED\tDELETED\tROWS\tLDP")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -137,9 +136,7 @@ func (o *validateOptions) writeJSON(r *specs.Report, problems []schemas.Problem)
 	for _, s := range r.Skipped {
 		out.Skipped = append(out.Skipped, specs.Skipped{Path: displayPath(s.Path), Reason: s.Reason})
 	}
-	enc := json.NewEncoder(o.s.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(o.s.Out, out)
 }
 
 // githubAnnotation formats a problem as a GitHub Actions workflow command, escaped as the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -63,9 +62,7 @@ Exit status: 0 valid, 1 invalid.`,
 			}
 			warns := controllers.OrderWarnings(wf)
 			if asJSON {
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"workflow": wf.Name, "logical_window": w.String(), "tasks": lines, "warnings": warns})
+				return writeJSON(s.Out, map[string]any{"workflow": wf.Name, "logical_window": w.String(), "tasks": lines, "warnings": warns})
 			}
 			fmt.Fprintf(s.Out, "%s: %d %s in run order\n", wf.Name, len(lines), plural(len(lines), "task", "tasks"))
 			for i, l := range lines {
@@ -119,9 +116,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 			}
 			res := runnerFor(s).Run(cmd.Context(), wf, w, controllers.RunOptions{RunID: runID, Attempt: attempt})
 			if asJSON {
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
+				if err := writeJSON(s.Out, res); err != nil {
 					return err
 				}
 			} else {

@@ -39,9 +39,6 @@ func Snapshots(tbl *table.Table) []SnapshotInfo {
 	return out
 }
 
-// RowCount reads a table's row count from its current snapshot's summary, without a scan.
-func RowCount(tbl *table.Table) int64 { return totalRecords(tbl.CurrentSnapshot()) }
-
 // DataFiles lists the data files of a snapshot (0 is the current one) as local paths.
 func DataFiles(ctx context.Context, tbl *table.Table, snapshotID int64) ([]string, error) {
 	var opts []table.ScanOption
