@@ -2,8 +2,13 @@ package controllers
 
 import (
 	"context"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"sync"
 	"time"
 
+	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/reconcile"
 )
@@ -26,6 +31,12 @@ type BackfillOptions struct {
 	Replace       bool
 	DryRun        bool
 	StopOnFailure bool
+	// Batch is how many windows publish in one catalog commit (0 is lake.DefaultGroupSize;
+	// 1 runs the windows one by one, as StopOnFailure always does).
+	Batch int
+	// Parallel is how many windows are read and checked at once (0 is the number of CPUs, at
+	// most 8).
+	Parallel int
 	// OnWindow is called when a window is done (for progress).
 	OnWindow func(done, total int, w BackfillWindow)
 }
@@ -95,6 +106,23 @@ func (r *Runner) Backfill(ctx context.Context, wf *Workflow, o BackfillOptions) 
 	if o.DryRun {
 		return res, nil
 	}
+	if o.StopOnFailure || o.Batch == 1 {
+		r.runInOrder(ctx, wf, res, o)
+	} else {
+		r.runGrouped(ctx, wf, res, o)
+	}
+	switch {
+	case res.Counts[OutcomeFailed] > 0:
+		res.ExitCode = ldperr.ExitFailed
+	case res.Counts[OutcomeBlocked] > 0:
+		res.ExitCode = ldperr.ExitDataGate
+	}
+	return res, nil
+}
+
+// runInOrder runs the windows one after another, each published on its own; with
+// StopOnFailure the first failure leaves the rest not run.
+func (r *Runner) runInOrder(ctx context.Context, wf *Workflow, res *BackfillResult, o BackfillOptions) {
 	stopped := false
 	for i := range res.Windows {
 		bw := &res.Windows[i]
@@ -116,13 +144,91 @@ func (r *Runner) Backfill(ctx context.Context, wf *Workflow, o BackfillOptions) 
 			o.OnWindow(i+1, len(res.Windows), *bw)
 		}
 	}
-	switch {
-	case res.Counts[OutcomeFailed] > 0:
-		res.ExitCode = ldperr.ExitFailed
-	case res.Counts[OutcomeBlocked] > 0:
-		res.ExitCode = ldperr.ExitDataGate
+}
+
+// runGrouped runs several windows at once and publishes the appends of the windows that are
+// ready together, several to a catalog commit (each still its own snapshot and key). Each
+// window is still a run of its own with its own events; progress is reported in window order.
+func (r *Runner) runGrouped(ctx context.Context, wf *Workflow, res *BackfillResult, o BackfillOptions) {
+	size := o.Batch
+	if size <= 0 {
+		size = lake.DefaultGroupSize
 	}
-	return res, nil
+	parallel := o.Parallel
+	if parallel <= 0 {
+		parallel = min(runtime.GOMAXPROCS(0), 8)
+	}
+	g := lake.NewGroup(parallel, size)
+	cr := r.concurrent()
+	var (
+		mu       sync.Mutex
+		finished = make([]bool, len(res.Windows))
+		next     int
+		wg       sync.WaitGroup
+	)
+	// report marks window i finished and reports every window up to the first unfinished one.
+	report := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		finished[i] = true
+		for ; next < len(res.Windows) && finished[next]; next++ {
+			res.Counts[res.Windows[next].Outcome]++
+			if o.OnWindow != nil {
+				o.OnWindow(next+1, len(res.Windows), res.Windows[next])
+			}
+		}
+	}
+	for i := range res.Windows {
+		bw := &res.Windows[i]
+		if bw.plan.Action == reconcile.Skip {
+			bw.Outcome = OutcomeDone
+			report(i)
+			continue
+		}
+		g.Enter()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			plan := bw.plan
+			result := cr.Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace, Group: g})
+			g.Leave()
+			bw.Result, bw.Outcome = result, outcomeOf(result)
+			report(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// concurrent is a copy of r whose log and random source can be shared by several windows
+// running at once.
+func (r *Runner) concurrent() *Runner {
+	r.defaults()
+	c := *r
+	c.Log = &lockedWriter{w: r.Log}
+	c.Rand = rand.New(&lockedSource{src: r.Rand})
+	return &c
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (l *lockedSource) Uint64() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.src.Uint64()
 }
 
 func outcomeOf(r *Result) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
@@ -42,6 +43,8 @@ type TaskContext struct {
 	Attempt  int
 	Replace  bool
 	Runner   *Runner
+	// Group, when set, lets the task's publish share a catalog commit with other windows.
+	Group *lake.Group
 }
 
 // TaskKind runs one kind of task (pipeline, maintain, dbt). It returns whether the attempt
@@ -135,6 +138,8 @@ type RunOptions struct {
 	Replace bool
 	// Plan, when given, skips the tasks it skips without running them.
 	Plan *reconcile.WindowPlan
+	// Group, when set, publishes the window's appends in one commit with other windows.
+	Group *lake.Group
 }
 
 // TaskRunID is the run id of a task within a workflow run: kept by every attempt.
@@ -218,7 +223,7 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Workflow
 		attempt := o.Attempt + n - 1
 		tr.Attempts = n
 		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
-		skipped, detail, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r})
+		skipped, detail, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group})
 		tr.Detail = detail
 		switch {
 		case err == nil && skipped:
@@ -266,7 +271,7 @@ func (pipelineKind) Run(ctx context.Context, tc TaskContext) (bool, map[string]a
 		sinks = append(sinks, tc.Runner.Sinks(p)...)
 	}
 	opts := pipeline.Options{Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt, Log: tc.Runner.Log, Hook: tc.Runner.Hook,
-		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now}
+		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now, Group: tc.Group}
 	if tc.Window.IsZero() {
 		opts.RunID = "" // a run with no window keeps the direct mode
 	}

@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -137,7 +139,16 @@ func (e *NotFoundError) Error() string {
 }
 
 // Load loads a table; a table that does not exist is a *NotFoundError.
+//
+// A metadata file never changes once written (each commit writes a new one), so a parsed one
+// is reused for as long as the catalog points at it: parsing is most of a load (some 45 ms at
+// 1,000 snapshots), and a backfill loads the same version many times.
 func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
+	if loc, err := c.metadataLocation(ctx, r); err == nil && loc != "" {
+		if meta := metadataCache.get(loc); meta != nil {
+			return table.New(r.ident(), meta, loc, icebergio.LoadFSFunc(nil, loc), c.cat), nil
+		}
+	}
 	t, err := c.cat.LoadTable(ctx, r.ident())
 	if err != nil {
 		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
@@ -145,7 +156,55 @@ func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 		}
 		return nil, fmt.Errorf("load table %s: %w", r, err)
 	}
+	metadataCache.put(t.MetadataLocation(), t.Metadata())
 	return t, nil
+}
+
+// metadataLocation reads where the catalog points r now, from the catalog's own table (one
+// indexed row). "" when the table is not there.
+func (c *Catalog) metadataLocation(ctx context.Context, r Ref) (string, error) {
+	var loc sql.NullString
+	err := c.db.QueryRowContext(ctx, `SELECT metadata_location FROM iceberg_tables
+		WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`, c.Identifier, r.Namespace, r.Name).Scan(&loc)
+	if err != nil {
+		return "", err
+	}
+	return loc.String, nil
+}
+
+// metaCache holds the last few parsed metadata files by location. Metadata is not mutated
+// after parsing (iceberg-go's builders copy it), so sharing one between tables is safe.
+type metaCache struct {
+	mu    sync.Mutex
+	byLoc map[string]table.Metadata
+	order []string
+}
+
+const metaCacheSize = 16
+
+var metadataCache = &metaCache{byLoc: map[string]table.Metadata{}}
+
+func (m *metaCache) get(loc string) table.Metadata {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byLoc[loc]
+}
+
+func (m *metaCache) put(loc string, meta table.Metadata) {
+	if loc == "" || meta == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.byLoc[loc]; ok {
+		return
+	}
+	m.byLoc[loc] = meta
+	m.order = append(m.order, loc)
+	if len(m.order) > metaCacheSize {
+		delete(m.byLoc, m.order[0])
+		m.order = m.order[1:]
+	}
 }
 
 // LockPath is the file that serialises the read-modify-write of overwrite and upsert on a table

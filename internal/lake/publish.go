@@ -55,6 +55,9 @@ type PublishOptions struct {
 	Now   func() time.Time
 	Sleep func(time.Duration)
 	Rand  *rand.Rand
+	// Group, when set, lets a first-attempt append wait to be published in one commit with
+	// the batches of other runs of the process (a backfill's windows).
+	Group *Group
 	// Hook is called at the points of the protocol ("staged", "published") so tests can
 	// stop or kill a real process there. Nil in production.
 	Hook func(point string)
@@ -163,17 +166,16 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 	defer b.release()
 	res.RowsWritten = b.rows
 	tmp, bs, tbl := b.tmp, b.schema, b.table
+	if groupable(o, mode, tbl, bs) {
+		return c.publishGrouped(ctx, db, relation, ref, b, o, res)
+	}
 	if err := c.ensureBase(ctx, tbl); err != nil {
 		return nil, err
 	}
 	if err := c.fence(ctx, ref, o.RunID, o.Attempt); err != nil {
 		return nil, err
 	}
-	props := iceberg.Properties{}
-	for k, v := range o.SnapshotProps {
-		props[k] = v
-	}
-	props[KeyProp], props[RunIDProp], props[AttemptProp] = o.Key, o.RunID, strconv.Itoa(o.Attempt)
+	props := snapshotProps(o)
 	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceWhere: o.ReplaceWhere}
 	published := false
 	defer func() {
@@ -249,6 +251,17 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 	}
 }
 
+// snapshotProps is the summary of a keyed snapshot: the caller's properties, the key, the run
+// and the attempt.
+func snapshotProps(o PublishOptions) iceberg.Properties {
+	props := iceberg.Properties{}
+	for k, v := range o.SnapshotProps {
+		props[k] = v
+	}
+	props[KeyProp], props[RunIDProp], props[AttemptProp] = o.Key, o.RunID, strconv.Itoa(o.Attempt)
+	return props
+}
+
 func (o *PublishOptions) defaults() {
 	if o.Attempt < 1 {
 		o.Attempt = 1
@@ -320,7 +333,7 @@ func (c *Catalog) fence(ctx context.Context, ref Ref, runID string, attempt int)
 		if len(updates) == 0 {
 			return nil
 		}
-		_, _, err = c.cat.CommitTable(ctx, ref.ident(), nil, updates)
+		err = c.commit(ctx, ref, nil, updates)
 		if err == nil {
 			return nil
 		}
@@ -351,6 +364,7 @@ func (c *Catalog) stage(ctx context.Context, tbl *table.Table, w *writer, bs *ic
 		}
 		return nil, fmt.Errorf("stage on branch %s: %w", branch, err)
 	}
+	metadataCache.put(after.MetadataLocation(), after.Metadata())
 	s := after.Metadata().SnapshotByName(branch)
 	if s == nil {
 		return nil, fmt.Errorf("stage on branch %s: the branch is missing after the commit", branch)
@@ -370,7 +384,16 @@ func (c *Catalog) publishBranch(ctx context.Context, ref Ref, branch string, bas
 		table.NewSetSnapshotRefUpdate(table.MainBranch, staged, table.BranchRef, 0, 0, 0),
 		table.NewRemoveSnapshotRefUpdate(branch),
 	}
-	_, _, err := c.cat.CommitTable(ctx, ref.ident(), reqs, updates)
+	return c.commit(ctx, ref, reqs, updates)
+}
+
+// commit applies updates to ref in one catalog commit under reqs, and keeps the metadata it
+// wrote for the next load.
+func (c *Catalog) commit(ctx context.Context, ref Ref, reqs []table.Requirement, updates []table.Update) error {
+	meta, loc, err := c.cat.CommitTable(ctx, ref.ident(), reqs, updates)
+	if err == nil {
+		metadataCache.put(loc, meta)
+	}
 	return err
 }
 
@@ -381,7 +404,7 @@ func (c *Catalog) dropBranch(ctx context.Context, ref Ref, branch string) {
 	if err != nil || tbl.Metadata().SnapshotByName(branch) == nil {
 		return
 	}
-	c.cat.CommitTable(ctx, ref.ident(), nil, []table.Update{table.NewRemoveSnapshotRefUpdate(branch)})
+	c.commit(ctx, ref, nil, []table.Update{table.NewRemoveSnapshotRefUpdate(branch)})
 }
 
 // cleanMetadata deletes the metadata files that dropped out of the table's metadata log: a raw

@@ -261,7 +261,7 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 	added := w.added
 	switch w.mode {
 	case Append:
-		return tx.AddFiles(ctx, added, w.props, false)
+		return w.addFiles(ctx, tx, added)
 	case Overwrite:
 		if w.replaceWhere != "" {
 			deleted, rewritten, err := w.rewriteWithout(ctx, tbl, w.replaceWhere)
@@ -269,7 +269,7 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 				return err
 			}
 			if len(deleted) == 0 {
-				return tx.AddFiles(ctx, added, w.props, false)
+				return w.addFiles(ctx, tx, added)
 			}
 			return tx.ReplaceDataFiles(ctx, deleted, append(rewritten, added...), w.props)
 		}
@@ -278,7 +278,7 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 			return err
 		}
 		if len(current) == 0 {
-			return tx.AddFiles(ctx, added, w.props, false)
+			return w.addFiles(ctx, tx, added)
 		}
 		return tx.ReplaceDataFiles(ctx, current, added, w.props)
 	case Upsert:
@@ -287,11 +287,18 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 			return err
 		}
 		if len(deleted) == 0 {
-			return tx.AddFiles(ctx, added, w.props, false)
+			return w.addFiles(ctx, tx, added)
 		}
 		return tx.ReplaceDataFiles(ctx, deleted, append(rewritten, added...), w.props)
 	}
 	return ldperr.Configf("", "unknown write mode %q: use append, overwrite or upsert", w.mode)
+}
+
+// addFiles adds the batch's files. They were just written under a folder named by a fresh
+// UUID, so they cannot already be in the table: iceberg-go's duplicate check, which reads
+// every data file of the table, is skipped (it made each append slower as history grew).
+func (w *writer) addFiles(ctx context.Context, tx *table.Transaction, files []string) error {
+	return tx.AddFiles(ctx, files, w.props, true)
 }
 
 // keyMatch is a predicate over alias that is true for a row whose join key is in the batch.

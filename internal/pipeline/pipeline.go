@@ -95,6 +95,9 @@ type Options struct {
 	Sinks   []ledger.Sink
 	Warn    func(string)
 	Version string
+	// Group, when set, publishes a first-attempt append in one commit with the windows of
+	// other runs of the process (a backfill).
+	Group *lake.Group
 }
 
 // staged reports whether a run publishes through the exactly-once protocol.
@@ -484,7 +487,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 		}
 		wo.SnapshotProps[lake.SourcePropStem+name] = r.res.SourcePath
 	}
-	po := lake.PublishOptions{WriteOptions: wo, Key: r.res.Key, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Hook: r.opts.Hook}
+	po := lake.PublishOptions{WriteOptions: wo, Key: r.res.Key, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Hook: r.opts.Hook, Group: r.opts.Group}
 	// An overwrite with a window column replaces only the window's rows.
 	if r.res.Mode == lake.Overwrite && r.win.Column != "" && !r.opts.Window.IsZero() {
 		if po.ReplaceWhere, err = window.Filter(r.win.Column, r.colType, r.opts.Window, r.win.Location); err != nil {

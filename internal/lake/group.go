@@ -1,0 +1,318 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/ldp-dev/ldp/internal/engine"
+)
+
+// DefaultGroupSize is how many windows a backfill publishes in one catalog commit. Every
+// commit parses and rewrites the table's whole metadata.json, so one commit per window makes a
+// long backfill slower with each window (measured: 10 per commit is 54 windows/s against 8).
+const DefaultGroupSize = 10
+
+// Group publishes the keyed appends of several runs of one process together. Each run's
+// batch is still its own snapshot carrying its own key, but the batches waiting on one table
+// are staged on one branch and moved onto main in one commit that asserts main did not move:
+// the exactly-once rules of a single publish hold for each of them.
+//
+// A run calls Enter before it starts work and Leave when it ends. A run whose publish waits in
+// the group gives its slot to the next run, so the next batch's reading and checking overlaps
+// with the wait. The waiting batches are published when every run in the group is waiting or
+// when Size of them wait.
+type Group struct {
+	// Size is the most batches one commit publishes.
+	Size int
+
+	slots   chan struct{}
+	mu      sync.Mutex
+	running int
+	waiting []*groupItem
+	flushMu sync.Mutex
+}
+
+// NewGroup makes a group in which at most parallel runs work at once and at most size
+// batches go in one commit.
+func NewGroup(parallel, size int) *Group {
+	return &Group{Size: max(size, 1), slots: make(chan struct{}, max(parallel, 1))}
+}
+
+// Enter waits for a slot for a run.
+func (g *Group) Enter() {
+	g.slots <- struct{}{}
+	g.mu.Lock()
+	g.running++
+	g.mu.Unlock()
+}
+
+// Leave ends a run: its slot goes to the next, and the batches waiting go out if the run was
+// the last one not waiting.
+func (g *Group) Leave() {
+	<-g.slots
+	g.mu.Lock()
+	g.running--
+	batch := g.takeLocked()
+	g.mu.Unlock()
+	g.flush(batch)
+}
+
+// takeLocked returns the waiting batches when it is time to publish them.
+func (g *Group) takeLocked() []*groupItem {
+	// running counts the runs still working, not those waiting.
+	if len(g.waiting) == 0 || (g.running > 0 && len(g.waiting) < g.Size) {
+		return nil
+	}
+	batch := g.waiting
+	g.waiting = nil
+	return batch
+}
+
+// groupItem is one run's batch, written and waiting for its commit.
+type groupItem struct {
+	cat      *Catalog
+	ref      Ref
+	db       *engine.DB
+	relation string
+	opts     PublishOptions
+	w        *writer
+	res      *PublishResult
+	err      error
+	done     chan struct{}
+}
+
+// wait queues item, gives the run's slot away until the item is published, and returns how it
+// went.
+func (g *Group) wait(item *groupItem) (*PublishResult, error) {
+	item.done = make(chan struct{})
+	<-g.slots
+	g.mu.Lock()
+	g.running--
+	g.waiting = append(g.waiting, item)
+	batch := g.takeLocked()
+	g.mu.Unlock()
+	g.flush(batch)
+	<-item.done
+	g.slots <- struct{}{}
+	g.mu.Lock()
+	g.running++
+	g.mu.Unlock()
+	return item.res, item.err
+}
+
+// flush publishes batch, one commit per table. Flushes run one at a time: while one commits,
+// the next batch gathers.
+func (g *Group) flush(batch []*groupItem) {
+	if len(batch) == 0 {
+		return
+	}
+	g.flushMu.Lock()
+	defer g.flushMu.Unlock()
+	byTable := map[string][]*groupItem{}
+	var tables []string
+	for _, it := range batch {
+		k := it.cat.Warehouse + "\x00" + it.cat.Identifier + "\x00" + it.ref.String()
+		if byTable[k] == nil {
+			tables = append(tables, k)
+		}
+		byTable[k] = append(byTable[k], it)
+	}
+	sort.Strings(tables)
+	for _, k := range tables {
+		items := byTable[k]
+		// Snapshots go onto main in window order, whatever order the runs finished in.
+		sort.SliceStable(items, func(i, j int) bool {
+			a, b := items[i].opts.SnapshotProps[WindowProp], items[j].opts.SnapshotProps[WindowProp]
+			if a != b {
+				return a < b
+			}
+			return items[i].opts.Key < items[j].opts.Key
+		})
+		publishItems(context.Background(), items)
+		for _, it := range items {
+			close(it.done)
+		}
+	}
+}
+
+// groupable reports whether a publish can join a group: a first attempt of an append that
+// DuckDB writes, with no column the table lacks. Overwrites and upserts read the table they
+// replace, so each needs main as the batch before it left it; a retry may need to fence older
+// attempts; a new column changes the schema the files are written in.
+func groupable(o PublishOptions, mode string, tbl *table.Table, bs *iceberg.Schema) bool {
+	if o.Group == nil || mode != Append || o.Attempt != 1 || o.ReplaceWhere != "" || needsArrowWriter(tbl.Schema(), tbl.Spec()) {
+		return false
+	}
+	for _, f := range bs.Fields() {
+		if _, ok := tbl.Schema().FindFieldByName(f.Name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// publishGrouped writes the batch's files now and waits for the group to publish them.
+func (c *Catalog) publishGrouped(ctx context.Context, db *engine.DB, relation string, ref Ref, b *batch, o PublishOptions, res *PublishResult) (*PublishResult, error) {
+	props := snapshotProps(o)
+	w := &writer{db: db, relation: relation, mode: Append, props: props, tmp: b.tmp}
+	files, err := w.writeBatch(ctx, b.table)
+	if err != nil {
+		w.removeFiles()
+		return nil, err
+	}
+	w.added = files
+	item := &groupItem{cat: c, ref: ref, db: db, relation: relation, opts: o, w: w, res: res}
+	return o.Group.wait(item)
+}
+
+// publishItems publishes the batches of one table in one commit, through the steps of
+// Publish: find each key on main, stage every batch not there on one branch forked from main
+// (one snapshot each, in order), and move main to the branch's head asserting main is still
+// the fork point. If staging fails for a reason other than a race, each batch is published on
+// its own, so one bad batch does not hold back the others.
+func publishItems(ctx context.Context, items []*groupItem) {
+	first := items[0]
+	c, ref, o := first.cat, first.ref, first.opts
+	fail := func(its []*groupItem, err error) {
+		for _, it := range its {
+			it.res, it.err = nil, err
+			it.w.removeFiles()
+		}
+	}
+	pending := items
+	for try := 1; ; try++ {
+		tbl, err := c.Load(ctx, ref)
+		if err != nil {
+			fail(pending, err)
+			return
+		}
+		var left []*groupItem
+		for _, it := range pending {
+			s, err := FindKey(tbl, it.opts.Key, it.opts.Now())
+			switch {
+			case err != nil:
+				fail([]*groupItem{it}, err)
+			case s != nil:
+				it.res = skipped(it.res, s)
+				it.w.removeFiles()
+			default:
+				it.res.Tries = try
+				left = append(left, it)
+			}
+		}
+		pending = left
+		if len(pending) == 0 {
+			return
+		}
+		if tbl.CurrentSnapshot() == nil {
+			if err := c.ensureBase(ctx, tbl); err != nil {
+				fail(pending, err)
+				return
+			}
+			continue
+		}
+		base := tbl.CurrentSnapshot()
+		branch := "ldp_g" + uuid.NewString()[:13] + "_" + strconv.Itoa(try)
+		snaps, err := c.stageItems(ctx, tbl, pending, branch)
+		switch {
+		case err != nil && !isConflict(err):
+			c.dropBranch(ctx, ref, branch)
+			for _, it := range pending {
+				it.res, it.err = publishAlone(ctx, it)
+			}
+			return
+		case err != nil:
+			c.dropBranch(ctx, ref, branch)
+		case snaps[0].ParentSnapshotID == nil || *snaps[0].ParentSnapshotID != base.SnapshotID:
+			c.dropBranch(ctx, ref, branch)
+		default:
+			head := snaps[len(snaps)-1].SnapshotID
+			o.Hook("staged")
+			err = c.publishBranch(ctx, ref, branch, base.SnapshotID, head)
+			if err == nil {
+				o.Hook("published")
+				before := totalRecords(base)
+				for i, it := range pending {
+					it.res.Status, it.res.SnapshotID = Published, snaps[i].SnapshotID
+					it.res.RowsBefore, it.res.RowsAfter = before, totalRecords(snaps[i])
+					before = it.res.RowsAfter
+				}
+				c.cleanMetadata(ctx, ref)
+				return
+			}
+			if !isConflict(err) {
+				// The outcome is unknown: the catalog may have taken the commit. Look first.
+				t2, lerr := c.Load(ctx, ref)
+				for _, it := range pending {
+					if lerr == nil {
+						if s, _ := FindKey(t2, it.opts.Key, it.opts.Now()); s != nil && s.Summary.Properties[RunIDProp] == it.opts.RunID {
+							it.res.Status, it.res.SnapshotID, it.res.RowsAfter = Published, s.SnapshotID, totalRecords(s)
+							continue
+						}
+					}
+					// The files may be referenced: never delete them now.
+					it.res, it.err = nil, fmt.Errorf("publish to %s: outcome unknown: %w", ref, err)
+				}
+				return
+			}
+			c.dropBranch(ctx, ref, branch)
+		}
+		if try >= o.MaxTries {
+			fail(pending, &ConflictError{Ref: ref, Err: fmt.Errorf("main kept moving: gave up after %d tries", try)})
+			return
+		}
+		limit := int64(50) << min(try-1, 6)
+		o.Sleep(time.Duration(o.Rand.Int64N(limit+1)) * time.Millisecond)
+	}
+}
+
+// stageItems stages each item as its own snapshot on branch, in one commit, and returns the
+// staged snapshots in item order.
+func (c *Catalog) stageItems(ctx context.Context, tbl *table.Table, items []*groupItem, branch string) ([]*table.Snapshot, error) {
+	tx := tbl.NewTransactionOnBranch(branch)
+	for _, it := range items {
+		if err := it.w.addFiles(ctx, tx, it.w.added); err != nil {
+			return nil, err
+		}
+	}
+	after, err := tx.Commit(ctx)
+	if err != nil {
+		if isConflict(err) {
+			return nil, &ConflictError{Ref: refOf(tbl), Err: err}
+		}
+		return nil, fmt.Errorf("stage on branch %s: %w", branch, err)
+	}
+	metadataCache.put(after.MetadataLocation(), after.Metadata())
+	snaps := make([]*table.Snapshot, len(items))
+	s := after.Metadata().SnapshotByName(branch)
+	for i := len(items) - 1; i >= 0; i-- {
+		if s == nil {
+			return nil, errors.New("stage on branch " + branch + ": fewer snapshots than batches after the commit")
+		}
+		snaps[i] = s
+		if i > 0 {
+			if s.ParentSnapshotID == nil {
+				return nil, errors.New("stage on branch " + branch + ": the staged snapshots do not chain")
+			}
+			s = after.Metadata().SnapshotByID(*s.ParentSnapshotID)
+		}
+	}
+	return snaps, nil
+}
+
+// publishAlone publishes one item of a group by itself, with the full protocol.
+func publishAlone(ctx context.Context, it *groupItem) (*PublishResult, error) {
+	it.w.removeFiles()
+	o := it.opts
+	o.Group = nil
+	return it.cat.Publish(ctx, it.db, it.relation, it.ref, o)
+}
