@@ -14,8 +14,9 @@ help: ## List the targets
 build: ## Build bin/ldp
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ldp
 
-test: fmtcheck vet ## Check formatting, vet, and run every test
+test: fmtcheck vet ## Check formatting, vet, and run every test (the concurrent backfill also under -race)
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race -run 'Group|Backfill' ./internal/lake ./controllers
 
 demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 	./$(BIN) demo --workdir ldp-demo

@@ -18,9 +18,15 @@ var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retrie
 // relative to the spec's folder, so the same meaning hashes the same in JSON and in YAML, in any
 // key order, from any checkout folder.
 func (p *Pipeline) SpecHash() (string, error) {
-	c := *p
-	c.Metadata.Target.Catalog = cloneCatalog(p.Metadata.Target.Catalog)
-	c.Metadata.Source.Credentials = cloneCredentials(p.Metadata.Source.Credentials)
+	// Defaults are filled in on a deep copy: p may be read by several runs at once.
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	var c Pipeline
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return "", err
+	}
 	c.Default()
 	m := &c.Metadata
 	m.Source.Path = specRelPath(p.BaseDir, m.Source.Path)
@@ -31,8 +37,7 @@ func (p *Pipeline) SpecHash() (string, error) {
 	if m.Target.Catalog != nil {
 		m.Target.Catalog.WarehousePath = specRelPath(p.BaseDir, m.Target.Catalog.WarehousePath)
 	}
-	raw, err := json.Marshal(c)
-	if err != nil {
+	if raw, err = json.Marshal(c); err != nil {
 		return "", err
 	}
 	var doc map[string]any
@@ -74,20 +79,4 @@ func specRelPath(base, p string) string {
 		return filepath.ToSlash(filepath.Clean(p))
 	}
 	return filepath.ToSlash(filepath.Clean(p))
-}
-
-func cloneCatalog(c *Catalog) *Catalog {
-	if c == nil {
-		return nil
-	}
-	cc := *c
-	return &cc
-}
-
-func cloneCredentials(c *Credentials) *Credentials {
-	if c == nil {
-		return nil
-	}
-	cc := *c
-	return &cc
 }

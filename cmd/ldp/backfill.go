@@ -32,6 +32,10 @@ skipped by their keys). Running the same range again does only the work that is 
 window's rows (every Iceberg pipeline needs metadata.window.column); a window replaced under
 the same spec is skipped, one replaced under an older spec is replaced again.
 
+Windows run --parallel at a time, and the appends of ready windows are published --batch to a
+catalog commit, each still its own snapshot with its own key (--batch 1 publishes each window
+in a commit of its own, one window after another, as --stop-on-failure does).
+
 Exit status: 0 no window failed or was blocked, 3 a data gate is the only problem, 1 otherwise.`,
 		Example: `  ldp backfill workflow.json --from 2026-08-01 --to 2026-09-01
   ldp backfill orders.json --from 2026-08-01 --dry-run
@@ -40,6 +44,9 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.From == "" {
 				return usageError(cmd, "--from is required: the first window of the range, such as 2026-08-01")
+			}
+			if o.Batch < 1 || o.Parallel < 0 {
+				return usageError(cmd, "--batch must be at least 1 and --parallel at least 0 (0: the number of CPUs)")
 			}
 			t, err := parseNow(nowFlag)
 			if err != nil {
@@ -89,6 +96,8 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 	cmd.Flags().BoolVar(&o.Replace, "replace", false, "replace every window's rows under its replace key")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print each window with its keys and state, and run nothing")
 	cmd.Flags().BoolVar(&o.StopOnFailure, "stop-on-failure", false, "stop at the first window that fails")
+	cmd.Flags().IntVar(&o.Batch, "batch", 10, "publish up to this many ready windows in one catalog commit (1: each alone, in order)")
+	cmd.Flags().IntVar(&o.Parallel, "parallel", 0, "windows read and checked at once (default: the number of CPUs, at most 8)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON on stdout, and nothing else there")
 	return cmd
 }

@@ -10,7 +10,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+
+	"github.com/google/uuid"
 
 	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" driver
 )
@@ -18,14 +22,50 @@ import (
 // DB is one in-memory DuckDB database used through a single connection, so the temporary
 // tables of a run live as long as the run.
 type DB struct {
-	db     *sql.DB
-	conn   *sql.Conn
-	tmpDir string
+	db      *sql.DB
+	conn    *sql.Conn
+	tmpDir  string
+	private bool
 }
 
+// Starting DuckDB is some 20 ms of a small window's run, so a closed database goes back to a
+// pool of idle ones, emptied of its temporary tables, views and variables, and the next Open
+// of the process takes it: a backfill or a watch starts DuckDB a few times, not once a window.
+var idle struct {
+	mu  sync.Mutex
+	dbs []*DB
+}
+
+// maxIdle bounds the databases kept idle (an empty one holds a few MB). A backfill holds a
+// database for each window waiting in a commit group (10) and each being read (a CPU's worth).
+var maxIdle = 10 + min(runtime.GOMAXPROCS(0), 8)
+
 // Open starts an in-memory DuckDB with UTC as its time zone (so ts::DATE agrees with Iceberg's
-// day transform) and a private spill folder, so a source larger than memory still loads.
+// day transform) and a private spill folder, so a source larger than memory still loads; or
+// takes an idle one that was started the same way.
 func Open(ctx context.Context) (*DB, error) {
+	idle.mu.Lock()
+	if n := len(idle.dbs); n > 0 {
+		d := idle.dbs[n-1]
+		idle.dbs = idle.dbs[:n-1]
+		idle.mu.Unlock()
+		return d, nil
+	}
+	idle.mu.Unlock()
+	return open(ctx)
+}
+
+// OpenPrivate starts a database of its own that never goes back to the pool, for a caller
+// whose session state (settings, attached files) must not reach another.
+func OpenPrivate(ctx context.Context) (*DB, error) {
+	d, err := open(ctx)
+	if d != nil {
+		d.private = true
+	}
+	return d, err
+}
+
+func open(ctx context.Context) (*DB, error) {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return nil, fmt.Errorf("start DuckDB: %w", err)
@@ -35,32 +75,64 @@ func Open(ctx context.Context) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("start DuckDB: %w", err)
 	}
-	tmp, err := os.MkdirTemp("", "ldp-duckdb-")
-	if err != nil {
-		conn.Close()
-		db.Close()
-		return nil, fmt.Errorf("start DuckDB: %w", err)
-	}
-	d := &DB{db: db, conn: conn, tmpDir: tmp}
+	// The spill folder is named, not made: DuckDB creates it only when it spills, so a
+	// database the process never closes leaves nothing behind.
+	d := &DB{db: db, conn: conn, tmpDir: filepath.Join(os.TempDir(), "ldp-duckdb-"+uuid.NewString())}
 	for _, q := range []string{
 		"SET TimeZone = 'UTC'",
-		"SET temp_directory = " + Lit(filepath.Join(tmp, "spill")),
+		"SET temp_directory = " + Lit(d.tmpDir),
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
 	} {
 		if err := d.Exec(ctx, q); err != nil {
-			d.Close()
+			d.closeNow()
 			return nil, err
 		}
 	}
 	return d, nil
 }
 
-// Close releases the connection and removes the spill folder.
+// Close hands the database back to the pool, empty, or closes it when the pool is full or it
+// cannot be emptied.
 func (d *DB) Close() error {
 	if d == nil {
 		return nil
 	}
+	if !d.private && d.reset() == nil {
+		idle.mu.Lock()
+		if len(idle.dbs) < maxIdle {
+			idle.dbs = append(idle.dbs, d)
+			idle.mu.Unlock()
+			return nil
+		}
+		idle.mu.Unlock()
+	}
+	return d.closeNow()
+}
+
+// reset drops what a run left in the session: temporary tables and views, and variables.
+func (d *DB) reset() error {
+	ctx := context.Background()
+	_, objs, err := d.Rows(ctx, `SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary
+		UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal
+		UNION ALL SELECT 'VARIABLE', name FROM duckdb_variables()`)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		kind, name := o[0].(string), o[1].(string)
+		q := "DROP " + kind + " IF EXISTS temp.main." + Ident(name)
+		if kind == "VARIABLE" {
+			q = "RESET VARIABLE " + Ident(name)
+		}
+		if err := d.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *DB) closeNow() error {
 	err := d.conn.Close()
 	if e := d.db.Close(); err == nil {
 		err = e

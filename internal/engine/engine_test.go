@@ -43,3 +43,67 @@ func TestReadCastAndCount(t *testing.T) {
 		t.Error("quoting is wrong")
 	}
 }
+
+// TestAClosedDatabaseIsReusedEmpty: Close hands the database to the next Open of the process
+// without what the last run left in it.
+func TestAClosedDatabaseIsReusedEmpty(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TEMP TABLE source AS SELECT 1 AS id",
+		"CREATE TEMP VIEW ldp_batch AS SELECT * FROM source",
+		"SET VARIABLE window_start = TIMESTAMPTZ '2026-01-01 00:00:00+00'",
+	} {
+		if err := d.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	e, err := Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e != d {
+		t.Error("Open started a new database while one was idle")
+	}
+	var n int64
+	if err := e.QueryRow(ctx, `SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary)
+		+ (SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)
+		+ (SELECT count(*) FROM duckdb_variables())`, &n); err != nil || n != 0 {
+		t.Errorf("the reused database holds %d objects of the last run (%v)", n, err)
+	}
+	if err := e.Exec(ctx, "CREATE TEMP TABLE source AS SELECT 2 AS id"); err != nil {
+		t.Errorf("the next run cannot make its own source: %v", err)
+	}
+}
+
+// TestSpillsUnderAMemoryLimit: a sort larger than the memory limit spills to the database's
+// private folder, which DuckDB makes when it first needs it.
+func TestSpillsUnderAMemoryLimit(t *testing.T) {
+	ctx := context.Background()
+	d, err := OpenPrivate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Exec(ctx, "SET memory_limit = '64MB'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Exec(ctx, "SET preserve_insertion_order = false"); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := d.QueryRow(ctx, "SELECT count(*) FROM (SELECT i, md5(i::VARCHAR) AS h FROM range(3000000) t(i) ORDER BY h)", &n); err != nil || n != 3000000 {
+		t.Fatalf("sorted %d rows: %v", n, err)
+	}
+	if _, err := os.Stat(d.tmpDir); err != nil {
+		t.Errorf("no spill folder: %v", err)
+	}
+	d.Close()
+	if _, err := os.Stat(d.tmpDir); !os.IsNotExist(err) {
+		t.Errorf("the spill folder outlived the database: %v", err)
+	}
+}
