@@ -21,8 +21,10 @@ test: fmtcheck vet ## Check formatting, vet, and run every test (the concurrent 
 demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 	./$(BIN) demo --workdir ldp-demo
 
-bench: ## Run the Go benchmarks
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: build ## Measure ldp against its references and write docs/benchmarks.md (about 10 min)
+	$(GO) build -o bin/ldp-bench ./hack/bench
+	./bin/ldp-bench -ldp $(BIN) -out docs/benchmarks.md
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/lake ./schemas
 
 fmt: ## Format the code
 	gofmt -w $$(git ls-files '*.go')

@@ -1,9 +1,14 @@
 package controllers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"sort"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -15,34 +20,170 @@ import (
 // walk of each table's history for the whole plan) and, from the ledger, the last run of each
 // window. Nothing is created: a table or catalog that does not exist holds no key.
 func Observe(ctx context.Context, wf *Workflow) (reconcile.Observed, error) {
+	o := new(Observer)
+	defer o.Close()
+	return o.Observe(ctx, wf)
+}
+
+// Observer observes many workflows, reading each ledger once: the workflows of a folder share
+// its ledger, and reading it whole for each of a thousand specs made ldp diff take minutes.
+// Later calls read only what was appended since (a tick's own runs). Not safe for concurrent
+// use; Close releases the catalogs it opened.
+type Observer struct {
+	ledgers  map[string]*ledgerState
+	catalogs map[string]*lake.Catalog
+}
+
+// Close releases the catalogs the observer opened.
+func (o *Observer) Close() {
+	for _, c := range o.catalogs {
+		c.Close()
+	}
+	o.catalogs = nil
+}
+
+// catalog opens the catalog c names once per observer; a catalog that does not exist yet is
+// nil and is looked for again next time (a tick's runs may create it).
+func (o *Observer) catalog(ctx context.Context, c *v1.Catalog, base string) (*lake.Catalog, error) {
+	wp := c.WarehousePath
+	if wp == "" {
+		wp = v1.DefaultWarehousePath
+	}
+	if !filepath.IsAbs(wp) {
+		wp = filepath.Join(base, wp)
+	}
+	k := filepath.Clean(wp) + "\x00" + c.Identifier
+	if cat := o.catalogs[k]; cat != nil {
+		return cat, nil
+	}
+	cat, err := lake.OpenExisting(ctx, c, base)
+	if err != nil || cat == nil {
+		return nil, err
+	}
+	if o.catalogs == nil {
+		o.catalogs = map[string]*lake.Catalog{}
+	}
+	o.catalogs[k] = cat
+	return cat, nil
+}
+
+type ledgerState struct {
+	offset int64
+	fold   *runFold
+}
+
+// Observe is the package's Observe, with the ledger read incrementally.
+func (o *Observer) Observe(ctx context.Context, wf *Workflow) (reconcile.Observed, error) {
 	obs := reconcile.Observed{Keys: map[string]map[string]bool{}, LastRuns: map[string]reconcile.LastRun{}}
 	for _, t := range wf.Object().Tasks {
 		if !t.Keyed() || obs.Keys[t.Target] != nil {
 			continue
 		}
 		p := wf.Pipelines[t.ID]
-		keys, err := KeysOnMain(ctx, p.Metadata.Target.Catalog, p.BaseDir, lake.RefOf(p.Metadata.Target))
+		cat, err := o.catalog(ctx, p.Metadata.Target.Catalog, p.BaseDir)
+		if err != nil {
+			return obs, err
+		}
+		keys, err := keysOnMain(ctx, cat, lake.RefOf(p.Metadata.Target))
 		if err != nil {
 			return obs, err
 		}
 		obs.Keys[t.Target] = keys
 	}
-	events, _, err := ledger.Read(wf.Ledger)
+	st, err := o.ledger(wf.Ledger)
 	if err != nil {
 		return obs, err
 	}
-	obs.LastRuns = LastRuns(events, wf.Name)
+	obs.LastRuns = st.fold.lastRuns(wf.Name)
 	return obs, nil
+}
+
+// ledger brings the fold of path up to date with the whole lines appended since the last read.
+func (o *Observer) ledger(path string) (*ledgerState, error) {
+	if o.ledgers == nil {
+		o.ledgers = map[string]*ledgerState{}
+	}
+	st := o.ledgers[path]
+	if st == nil {
+		st = &ledgerState{fold: newRunFold()}
+		o.ledgers[path] = st
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(st.offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	// A line still being written is left for the next read.
+	whole := bytes.LastIndexByte(b, '\n') + 1
+	st.fold.add(runEvents(b[:whole]))
+	st.offset += int64(whole)
+	return st, nil
+}
+
+// runEvent is what the fold reads of a workflow or task event.
+type runEvent struct {
+	Type    string `json:"type"`
+	RunID   string `json:"run_id"`
+	Attempt int    `json:"attempt"`
+	Payload struct {
+		Workflow string `json:"workflow"`
+		Window   string `json:"logical_window"`
+		Task     string `json:"task"`
+		Status   string `json:"status"`
+	} `json:"payload"`
+}
+
+// runEvents decodes the workflow and task events of ledger lines. Most lines are the events
+// of pipeline runs, which the fold does not need: they are passed over without decoding (ldp
+// writes every event as one compact JSON line), and the rest decode into a small struct, not
+// a map. A line that is not a whole event (a writer killed mid-line) is passed over, as
+// ledger.Read does.
+func runEvents(b []byte) []runEvent {
+	var out []runEvent
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if !bytes.Contains(line, []byte(`"type":"workflow.`)) && !bytes.Contains(line, []byte(`"type":"task.finished"`)) {
+			continue
+		}
+		var e runEvent
+		if json.Unmarshal(line, &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // KeysOnMain walks a table's main branch once and returns its idempotency keys.
 func KeysOnMain(ctx context.Context, c *v1.Catalog, base string, ref lake.Ref) (map[string]bool, error) {
-	keys := map[string]bool{}
 	cat, err := lake.OpenExisting(ctx, c, base)
 	if err != nil || cat == nil {
-		return keys, err
+		return map[string]bool{}, err
 	}
 	defer cat.Close()
+	return keysOnMain(ctx, cat, ref)
+}
+
+// keysOnMain is KeysOnMain in an open catalog; a nil catalog (not created yet) holds no key.
+func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[string]bool, error) {
+	keys := map[string]bool{}
+	if cat == nil {
+		return keys, nil
+	}
 	tbl, err := cat.Load(ctx, ref)
 	var nf *lake.NotFoundError
 	if errors.As(err, &nf) {
@@ -67,45 +208,70 @@ func KeysOnMain(ctx context.Context, c *v1.Catalog, base string, ref lake.Ref) (
 // window. Several workflows (and dataset configs) in one folder share its ledger, so the
 // events of the others are left out.
 func LastRuns(events []ledger.Event, workflow string) map[string]reconcile.LastRun {
-	type key struct {
-		run     string
-		attempt int
-	}
-	type runState struct {
-		window string
-		seen   int
-		last   reconcile.LastRun
-	}
-	runs := map[key]*runState{}
+	evs := make([]runEvent, len(events))
 	for i, e := range events {
-		k := key{e.RunID, e.Attempt}
+		evs[i] = runEvent{Type: e.Type, RunID: e.RunID, Attempt: e.Attempt}
+		p := &evs[i].Payload
+		p.Workflow, _ = e.Payload["workflow"].(string)
+		p.Window, _ = e.Payload["logical_window"].(string)
+		p.Task, _ = e.Payload["task"].(string)
+		p.Status, _ = e.Payload["status"].(string)
+	}
+	f := newRunFold()
+	f.add(evs)
+	return f.lastRuns(workflow)
+}
+
+// runFold folds workflow and task events, as they are read, into the runs of each workflow.
+type runFold struct {
+	runs       map[runKey]*runState
+	byWorkflow map[string][]*runState // in the order their runs started
+}
+
+type runKey struct {
+	run     string
+	attempt int
+}
+
+type runState struct {
+	window string
+	last   reconcile.LastRun
+}
+
+func newRunFold() *runFold {
+	return &runFold{runs: map[runKey]*runState{}, byWorkflow: map[string][]*runState{}}
+}
+
+func (f *runFold) add(events []runEvent) {
+	for _, e := range events {
+		k := runKey{e.RunID, e.Attempt}
 		switch e.Type {
 		case WorkflowStarted:
-			if name, _ := e.Payload["workflow"].(string); name != workflow {
-				continue
+			if f.runs[k] != nil {
+				continue // the same event read twice
 			}
-			w, _ := e.Payload["logical_window"].(string)
-			runs[k] = &runState{window: w, seen: i, last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]string{}}}
+			r := &runState{window: e.Payload.Window, last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]string{}}}
+			f.runs[k] = r
+			f.byWorkflow[e.Payload.Workflow] = append(f.byWorkflow[e.Payload.Workflow], r)
 		case TaskFinished:
-			if r := runs[k]; r != nil {
-				id, _ := e.Payload["task"].(string)
-				st, _ := e.Payload["status"].(string)
-				r.last.Tasks[id] = st
+			if r := f.runs[k]; r != nil {
+				r.last.Tasks[e.Payload.Task] = e.Payload.Status
 			}
 		case WorkflowFinished:
-			if r := runs[k]; r != nil {
+			if r := f.runs[k]; r != nil {
 				r.last.Finished = true
 			}
 		}
 	}
-	var all []*runState
-	for _, r := range runs {
-		all = append(all, r)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].seen < all[j].seen })
+}
+
+// lastRuns is the last run of each window of workflow.
+func (f *runFold) lastRuns(workflow string) map[string]reconcile.LastRun {
 	out := map[string]reconcile.LastRun{}
-	for _, r := range all {
-		out[r.window] = r.last
+	for _, r := range f.byWorkflow[workflow] {
+		last := r.last
+		last.Tasks = maps.Clone(r.last.Tasks)
+		out[r.window] = last
 	}
 	return out
 }

@@ -209,6 +209,8 @@ func (r *Runner) TickFiles(ctx context.Context, found []Scheduled, now time.Time
 	}
 	res := &TickResult{Files: []FileTick{}}
 	code := 0
+	observer := new(Observer)
+	defer observer.Close()
 	for _, s := range found {
 		ft := FileTick{File: s.Path, Problems: s.Problems, Ran: []*Result{}}
 		if len(s.Problems) > 0 {
@@ -216,7 +218,7 @@ func (r *Runner) TickFiles(ctx context.Context, found []Scheduled, now time.Time
 			res.Files = append(res.Files, ft)
 			continue
 		}
-		c, err := r.tickOne(ctx, s, now, maxWindows, &ft)
+		c, err := r.tickOne(ctx, observer, s, now, maxWindows, &ft)
 		if err != nil {
 			ft.Error = err.Error()
 			c = ldperr.ExitFailed
@@ -228,12 +230,12 @@ func (r *Runner) TickFiles(ctx context.Context, found []Scheduled, now time.Time
 	return res
 }
 
-func (r *Runner) tickOne(ctx context.Context, s Scheduled, now time.Time, maxWindows int, ft *FileTick) (int, error) {
+func (r *Runner) tickOne(ctx context.Context, observer *Observer, s Scheduled, now time.Time, maxWindows int, ft *FileTick) (int, error) {
 	windows, err := DueWindows(s, now)
 	if err != nil {
 		return 0, err
 	}
-	obs, err := Observe(ctx, s.WF)
+	obs, err := observer.Observe(ctx, s.WF)
 	if err != nil {
 		return 0, err
 	}

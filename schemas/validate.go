@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"crypto/sha256"
 	"embed"
 	"fmt"
 	"maps"
@@ -106,9 +107,34 @@ func (r *Result) Position(path ...string) (int, int) {
 
 // Validate checks one spec document. filename names it in problems and decides JSON or YAML by
 // its extension. Every problem is reported, with the data file's line and column.
+//
+// A file is often checked more than once by one process (a tick finds the scheduled files,
+// then loads each), so results are kept by file name and content: CUE is most of a check.
 func Validate(data []byte, filename string) Result {
 	cueMu.Lock()
 	defer cueMu.Unlock()
+	sum := sha256.Sum256(data)
+	k := filename + "\x00" + string(sum[:])
+	if r, ok := validated[k]; ok {
+		r.Problems = slices.Clone(r.Problems)
+		return r
+	}
+	r := validate(data, filename)
+	if len(validated) >= maxValidated {
+		clear(validated)
+	}
+	validated[k] = r
+	r.Problems = slices.Clone(r.Problems)
+	return r
+}
+
+// validated holds the results of Validate (under cueMu). Callers read a result's Doc and never
+// change it.
+var validated = map[string]Result{}
+
+const maxValidated = 4096
+
+func validate(data []byte, filename string) Result {
 	r := Result{}
 	at := func(line, col int, field, msg string) {
 		r.Problems = append(r.Problems, Problem{File: filename, Line: line, Column: col, Field: field, Message: msg})

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/ldp-dev/ldp/internal/ldperr"
@@ -21,8 +22,32 @@ import (
 
 func main() { os.Exit(Main()) }
 
+// profile writes a CPU profile of the whole command to LDP_CPUPROFILE when it is set: how a
+// slow command is looked into (go tool pprof bin/ldp FILE) without rebuilding anything.
+func profile() func() {
+	path := os.Getenv("LDP_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ldp: LDP_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "ldp: LDP_CPUPROFILE: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
 // Main runs ldp with the process's arguments and streams and returns the exit code.
 func Main() int {
+	defer profile()()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx, os.Args[1:], &streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv})

@@ -104,6 +104,8 @@ func planObjects(ctx context.Context, files []string, d controllers.Desired, rep
 		return nil, err
 	}
 	var out []objectPlan
+	observer := new(controllers.Observer)
+	defer observer.Close()
 	for _, p := range paths {
 		wf, err := controllers.LoadWorkflow(p)
 		if err != nil {
@@ -113,7 +115,7 @@ func planObjects(ctx context.Context, files []string, d controllers.Desired, rep
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", displayPath(p), err)
 		}
-		obs, err := controllers.Observe(ctx, wf)
+		obs, err := observer.Observe(ctx, wf)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", displayPath(p), err)
 		}

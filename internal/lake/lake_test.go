@@ -21,7 +21,7 @@ type fixture struct {
 	ref Ref
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db, err := engine.Open(ctx)
@@ -38,7 +38,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // batch replaces the temp table "batch" with rows given as SQL VALUES.
-func (f *fixture) batch(t *testing.T, cols, values string) {
+func (f *fixture) batch(t testing.TB, cols, values string) {
 	t.Helper()
 	if err := f.db.Exec(f.ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE batch AS SELECT * FROM (VALUES %s) AS t(%s)", values, cols)); err != nil {
 		t.Fatal(err)

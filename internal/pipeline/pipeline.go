@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -148,6 +149,8 @@ type run struct {
 	skipped bool
 	rec     *ledger.Recorder
 	isKeyed bool
+	// cleanup removes what the run staged on disk, when it ends.
+	cleanup []func()
 }
 
 // Stages of a run, as failures name them.
@@ -213,6 +216,9 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	defer r.rec.Close()
 	r.rec.Emit(ctx, ledger.RunStarted, r.startedPayload())
 	err = r.execute(ctx, routes[route])
+	for _, f := range r.cleanup {
+		f()
+	}
 	r.res.DurationS = time.Since(start).Seconds()
 	switch {
 	case err == nil && r.skipped:
@@ -303,7 +309,7 @@ func (r *run) resolve(p string) string {
 
 func (r *run) toIceberg() bool { return strings.EqualFold(r.p.Metadata.Target.Format, formats.Iceberg) }
 
-// extract reads the source into the temp table "source".
+// extract reads the source and makes the view "source" of the rows the run keeps.
 func (r *run) extract(ctx context.Context) error {
 	src := r.p.Metadata.Source
 	var from string
@@ -341,7 +347,23 @@ func (r *run) extract(ctx context.Context) error {
 	if r.toIceberg() {
 		sel = engine.IcebergSelect(cols)
 	}
-	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE ldp_extract AS SELECT %s FROM %s", sel, from)); err != nil {
+	// A file source is read once, streaming, into a Parquet file of the run; everything after
+	// reads that file through views. Nothing is held whole in memory (a 10 M-row CSV took 4
+	// times DuckDB's own peak when it was a temporary table), the checks read only the columns
+	// they need, and the run sees one version of a file even if it is replaced meanwhile.
+	if from != "ldp_source" {
+		dir, err := os.MkdirTemp("", "ldp-extract-")
+		if err != nil {
+			return err
+		}
+		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
+		staged := filepath.Join(dir, "extract.parquet")
+		if _, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy)", sel, from, engine.Lit(staged))); err != nil {
+			return r.readError(err)
+		}
+		from, sel = fmt.Sprintf("read_parquet(%s)", engine.Lit(staged)), "*"
+	}
+	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW ldp_extract AS SELECT %s FROM %s", sel, from)); err != nil {
 		return r.readError(err)
 	}
 	n, err := r.db.Count(ctx, "ldp_extract")
@@ -369,7 +391,7 @@ func (r *run) extract(ctx context.Context) error {
 			return &ldperr.ConfigError{File: r.p.Path, Err: err}
 		}
 	}
-	if err := r.db.Exec(ctx, "CREATE TEMP TABLE source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
+	if err := r.db.Exec(ctx, "CREATE TEMP VIEW source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
 		return err
 	}
 	if r.res.RowsKept, err = r.db.Count(ctx, "source"); err != nil {

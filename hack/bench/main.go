@@ -1,0 +1,559 @@
+// Command bench measures ldp against the speed of light and its peers, each figure beside a
+// reference measured in the same run on the same files (these machines are shared and noisy:
+// absolute times mean little, ratios hold), and writes the table to docs/benchmarks.md.
+//
+//	make bench                                  # builds bin/ldp, runs everything
+//	go run ./hack/bench -ldp bin/ldp -quick     # small sizes, to check the script itself
+//	go run ./hack/bench -only backfill -windows 1000
+//
+// The references: DuckDB's own COPY of the same CSV to Parquet (the practical limit of the
+// ingest path) and read_parquet over the same data files, run by this program in a process
+// of its own (bench duckdb SQL) so wall time and peak memory compare process to process;
+// ldp validate for the no-op reconcile; true for start-up; Dagster's documented backfill
+// queue rate for the backfill.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/synth"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "duckdb" {
+		os.Exit(duckdbChild(os.Args[2]))
+	}
+	var c config
+	flag.StringVar(&c.ldp, "ldp", "bin/ldp", "the ldp binary to measure")
+	flag.StringVar(&c.out, "out", "docs/benchmarks.md", "where to write the table (- for stdout)")
+	flag.IntVar(&c.rows, "rows", 1_000_000, "rows of the ingest and query file")
+	flag.IntVar(&c.bigRows, "big", 10_000_000, "rows of the memory file")
+	flag.IntVar(&c.windows, "windows", 1000, "windows of the backfill")
+	flag.IntVar(&c.specs, "specs", 1000, "scheduled specs of the no-op reconcile")
+	flag.IntVar(&c.reps, "reps", 3, "repetitions of each timed command (the median is reported)")
+	flag.StringVar(&c.only, "only", "", "run one part: ingest, memory, backfill, reconcile, query, startup")
+	quick := flag.Bool("quick", false, "small sizes: checks the script, not the speed")
+	keep := flag.Bool("keep", false, "keep the work folder")
+	flag.Parse()
+	if *quick {
+		c.rows, c.bigRows, c.windows, c.specs, c.reps = 20_000, 50_000, 40, 20, 1
+	}
+	var err error
+	if c.ldp, err = filepath.Abs(c.ldp); err != nil {
+		fail(err)
+	}
+	if c.self, err = os.Executable(); err != nil {
+		fail(err)
+	}
+	if c.dir, err = os.MkdirTemp("", "ldp-bench-"); err != nil {
+		fail(err)
+	}
+	if !*keep {
+		defer os.RemoveAll(c.dir)
+	}
+	var rows []row
+	for _, part := range []struct {
+		name string
+		run  func(*config) ([]row, error)
+	}{
+		{"ingest", (*config).ingest}, {"memory", (*config).memory}, {"backfill", (*config).backfill},
+		{"reconcile", (*config).reconcile}, {"query", (*config).query}, {"startup", (*config).startup},
+	} {
+		if c.only != "" && c.only != part.name {
+			continue
+		}
+		logf("== %s", part.name)
+		r, err := part.run(&c)
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", part.name, err))
+		}
+		for _, x := range r {
+			logf("   %s", x.text())
+		}
+		rows = append(rows, r...)
+	}
+	doc := report(&c, rows, *quick)
+	if c.out == "-" {
+		os.Stdout.WriteString(doc)
+		return
+	}
+	if err := os.WriteFile(c.out, []byte(doc), 0o644); err != nil {
+		fail(err)
+	}
+	logf("wrote %s", c.out)
+}
+
+type config struct {
+	ldp, self, dir, out, only           string
+	rows, bigRows, windows, specs, reps int
+	// ingested is the spec of the unpartitioned table the ingest part loaded (for query).
+	ingested string
+}
+
+// row is one figure of the report.
+type row struct {
+	Part, Figure  string
+	Value, Ref    float64
+	Unit, RefName string
+	// Goal is the highest ratio (or, with AtLeast, the lowest value) that meets the goal; 0 is
+	// reported only.
+	Goal    float64
+	AtLeast bool
+	Note    string
+}
+
+func (r row) ratio() float64 {
+	if r.Ref == 0 {
+		return 0
+	}
+	return r.Value / r.Ref
+}
+
+func (r row) met() string {
+	switch {
+	case r.Goal == 0:
+		return "reported"
+	case r.AtLeast && r.Value >= r.Goal, !r.AtLeast && r.ratio() <= r.Goal:
+		return "yes"
+	}
+	return "**no**"
+}
+
+func (r row) goal() string {
+	switch {
+	case r.Goal == 0:
+		return ""
+	case r.AtLeast:
+		return fmt.Sprintf(">= %s %s", num(r.Goal), r.Unit)
+	}
+	return fmt.Sprintf("<= %sx", num(r.Goal))
+}
+
+func (r row) text() string {
+	return fmt.Sprintf("%-52s %10s %-5s ref %10s (%s)  ratio %5.2f  goal %-9s %s", r.Figure, num(r.Value), r.Unit, num(r.Ref), r.RefName, r.ratio(), r.goal(), r.met())
+}
+
+func num(f float64) string {
+	switch {
+	case f >= 100:
+		return fmt.Sprintf("%.0f", f)
+	case f >= 10:
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
+// measured is one process run: wall time and peak resident memory.
+type measured struct {
+	Wall time.Duration
+	RSS  int64 // bytes
+	Out  string
+}
+
+// run runs a command in dir and measures it; a failure is an error with its output.
+func run(dir string, name string, args ...string) (measured, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	t0 := time.Now()
+	err := cmd.Run()
+	m := measured{Wall: time.Since(t0), Out: out.String()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.RSS = ru.Maxrss * 1024
+	}
+	if err != nil {
+		return m, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out.String())
+	}
+	return m, nil
+}
+
+// repeat runs a command reps times (fresh each time, via setup) and returns the median wall
+// time and the median peak memory.
+func repeat(reps int, setup func(i int) (dir string, name string, args []string, err error)) (time.Duration, int64, error) {
+	var walls []time.Duration
+	var rss []int64
+	for i := 0; i < reps; i++ {
+		dir, name, args, err := setup(i)
+		if err != nil {
+			return 0, 0, err
+		}
+		m, err := run(dir, name, args...)
+		if err != nil {
+			return 0, 0, err
+		}
+		walls = append(walls, m.Wall)
+		rss = append(rss, m.RSS)
+	}
+	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
+	return median(walls), rss[len(rss)/2], nil
+}
+
+// duckdbChild runs one SQL statement in DuckDB, the way ldp starts it, and prints any rows:
+// the reference process.
+func duckdbChild(q string) int {
+	ctx := context.Background()
+	db, err := engine.OpenPrivate(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer db.Close()
+	_, rows, err := db.Rows(ctx, q)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, r := range rows {
+		fmt.Println(r...)
+	}
+	return 0
+}
+
+func writeRides(path string, rows int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return synth.WriteRides(f, rows, 42, time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), 30, 1)
+}
+
+// ingestSpec is a dataset config loading rides.csv into table rides of warehouse wh with five
+// checks, partitioned by day or not.
+func ingestSpec(wh string, partitioned bool) string {
+	part := ""
+	if partitioned {
+		part = `, "partition_by": [{"column": "pickup_ts", "transform": "day"}]`
+	}
+	return fmt.Sprintf(`{"identifier": "rides", "metadata": {
+  "source": {"format": "CSV", "path": "rides.csv"},
+  "target": {"name": "rides", "format": "ICEBERG", "catalog": {"identifier": "bench", "warehouse_path": %q}%s},
+  "quality": [
+    {"check": "row_count", "min": 1},
+    {"check": "not_null", "columns": ["ride_id", "pickup_ts"]},
+    {"check": "unique", "columns": ["ride_id"]},
+    {"check": "accepted_values", "column": "city", "values": ["NYC", "BKK"]},
+    {"check": "range", "column": "fare", "min": 0}
+  ]}}`, wh, part)
+}
+
+func (c *config) ingest() ([]row, error) {
+	dir := filepath.Join(c.dir, "ingest")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeRides(filepath.Join(dir, "rides.csv"), c.rows); err != nil {
+		return nil, err
+	}
+	ref, refRSS, err := repeat(c.reps, func(i int) (string, string, []string, error) {
+		return dir, c.self, []string{"duckdb", fmt.Sprintf("COPY (SELECT * FROM read_csv('rides.csv')) TO 'ref-%d.parquet'", i)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []row
+	for _, partitioned := range []bool{false, true} {
+		name, goal := "unpartitioned", 1.3
+		if partitioned {
+			name, goal = "day-partitioned", 1.6
+		}
+		wall, rss, err := repeat(c.reps, func(i int) (string, string, []string, error) {
+			spec := filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, i))
+			err := os.WriteFile(spec, []byte(ingestSpec("wh-"+name+"-"+fmt.Sprint(i), partitioned)), 0o644)
+			if !partitioned && i == 0 {
+				c.ingested = spec
+			}
+			return dir, c.ldp, []string{"run", spec}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row{Part: "1. Ingest", Figure: fmt.Sprintf("ldp run, %s rows CSV, five checks, %s", count(c.rows), name),
+			Value: wall.Seconds(), Unit: "s", Ref: ref.Seconds(), RefName: "DuckDB COPY read_csv to Parquet", Goal: goal})
+		if !partitioned {
+			out = append(out, row{Part: "2. Memory", Figure: fmt.Sprintf("peak RSS of that load, %s rows", count(c.rows)),
+				Value: mb(rss), Unit: "MB", Ref: mb(refRSS), RefName: "DuckDB COPY, peak RSS"})
+		}
+	}
+	return out, nil
+}
+
+func (c *config) memory() ([]row, error) {
+	dir := filepath.Join(c.dir, "memory")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeRides(filepath.Join(dir, "rides.csv"), c.bigRows); err != nil {
+		return nil, err
+	}
+	ref, err := run(dir, c.self, "duckdb", "COPY (SELECT * FROM read_csv('rides.csv')) TO 'ref.parquet'")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(filepath.Join(dir, "ref.parquet"))
+	spec := filepath.Join(dir, "rides.json")
+	if err := os.WriteFile(spec, []byte(ingestSpec("wh", false)), 0o644); err != nil {
+		return nil, err
+	}
+	m, err := run(dir, c.ldp, "run", spec)
+	if err != nil {
+		return nil, err
+	}
+	os.RemoveAll(filepath.Join(dir, "wh"))
+	return []row{
+		{Part: "2. Memory", Figure: fmt.Sprintf("peak RSS of the load, %s rows", count(c.bigRows)), Value: mb(m.RSS), Unit: "MB",
+			Ref: mb(ref.RSS), RefName: "DuckDB COPY, peak RSS", Goal: 1.2},
+		{Part: "2. Memory", Figure: fmt.Sprintf("wall time of the load, %s rows", count(c.bigRows)), Value: m.Wall.Seconds(), Unit: "s",
+			Ref: ref.Wall.Seconds(), RefName: "DuckDB COPY"},
+	}, nil
+}
+
+func (c *config) backfill() ([]row, error) {
+	dir := filepath.Join(c.dir, "backfill")
+	res, err := runBackfill(dir, c.windows, 10, 0, func(done, total int) {
+		if done%100 == 0 {
+			logf("   %d/%d windows", done, total)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	os.RemoveAll(dir)
+	return []row{
+		{Part: "3. Publish as history grows", Figure: fmt.Sprintf("backfill of %d daily windows of 10 rows, windows/s", c.windows),
+			Value: res.PerSecond, Unit: "/s", Ref: 1, RefName: "Dagster's documented backfill queue rate, about 1 run/s", Goal: 20, AtLeast: true},
+		{Part: "3. Publish as history grows", Figure: "median time per window, last 50 over first 50",
+			Value: float64(res.Last.Microseconds()) / 1000, Unit: "ms", Ref: float64(res.First.Microseconds()) / 1000, RefName: "the first 50 windows", Goal: 4},
+	}, nil
+}
+
+// reconcile: a folder of scheduled specs whose due windows are all done; ldp diff and a tick
+// there only find that out, so they should cost about what checking the folder costs.
+func (c *config) reconcile() ([]row, error) {
+	dir := filepath.Join(c.dir, "reconcile")
+	specs := filepath.Join(dir, "specs")
+	if err := os.MkdirAll(filepath.Join(specs, "drops"), 0o755); err != nil {
+		return nil, err
+	}
+	// Every spec's due window is yesterday's (a daily schedule at 01:00 UTC); now is fixed.
+	now := "2026-09-02T12:00:00Z"
+	if err := os.WriteFile(filepath.Join(specs, "drops", "events_2026-09-01.csv"), []byte("id,v\n1,1\n2,2\n"), 0o644); err != nil {
+		return nil, err
+	}
+	for i := 0; i < c.specs; i++ {
+		spec := fmt.Sprintf(`{"identifier": "feed_%04d", "metadata": {"schedule": "0 1 * * *", "window": {"size": "day"},
+  "source": {"format": "CSV", "path": "drops/events_{window_start:%%Y-%%m-%%d}.csv"},
+  "target": {"name": "feed_%04d", "format": "ICEBERG", "catalog": {"identifier": "bench"}},
+  "quality": [{"check": "row_count", "min": 1}]}}`, i, i)
+		if err := os.WriteFile(filepath.Join(specs, fmt.Sprintf("feed_%04d.json", i)), []byte(spec), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	logf("   publishing the due window of %d specs", c.specs)
+	if _, err := run(dir, c.ldp, "schedule", "tick", "specs", "--now", now); err != nil {
+		return nil, err
+	}
+	validate, _, err := repeat(c.reps, func(int) (string, string, []string, error) {
+		return dir, c.ldp, []string{"validate", "specs"}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	diff, _, err := repeat(c.reps, func(int) (string, string, []string, error) {
+		return dir, c.ldp, []string{"diff", "-f", "specs", "--now", now}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tick, _, err := repeat(c.reps, func(int) (string, string, []string, error) {
+		return dir, c.ldp, []string{"schedule", "tick", "specs", "--now", now}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	os.RemoveAll(dir)
+	ref := "ldp validate of the folder"
+	return []row{
+		{Part: "4. No-op reconcile", Figure: fmt.Sprintf("ldp diff, %d scheduled specs, all done", c.specs), Value: diff.Seconds(), Unit: "s", Ref: validate.Seconds(), RefName: ref, Goal: 2},
+		{Part: "4. No-op reconcile", Figure: fmt.Sprintf("ldp schedule tick, %d scheduled specs, all done", c.specs), Value: tick.Seconds(), Unit: "s", Ref: validate.Seconds(), RefName: ref, Goal: 2},
+	}, nil
+}
+
+func (c *config) query() ([]row, error) {
+	if c.ingested == "" {
+		if _, err := c.ingest(); err != nil {
+			return nil, err
+		}
+	}
+	dir := filepath.Dir(c.ingested)
+	const agg = "SELECT city, payment, count(*) AS rides, round(avg(fare), 2) AS fare, sum(distance_km) AS km FROM %s GROUP BY ALL ORDER BY ALL"
+	var files []string
+	err := filepath.WalkDir(filepath.Join(dir, "wh-unpartitioned-0"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".parquet") && strings.Contains(p, string(filepath.Separator)+"data"+string(filepath.Separator)) {
+			files = append(files, "'"+p+"'")
+		}
+		return err
+	})
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no data files of the ingested table (%v)", err)
+	}
+	ref, _, err := repeat(c.reps, func(int) (string, string, []string, error) {
+		return dir, c.self, []string{"duckdb", fmt.Sprintf(agg, "read_parquet(["+strings.Join(files, ", ")+"])")}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	wall, _, err := repeat(c.reps, func(int) (string, string, []string, error) {
+		return dir, c.ldp, []string{"query", c.ingested, fmt.Sprintf(agg, "rides")}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []row{{Part: "5. Query", Figure: fmt.Sprintf("ldp query, aggregate over %s rows", count(c.rows)), Value: wall.Seconds(), Unit: "s",
+		Ref: ref.Seconds(), RefName: "DuckDB read_parquet over the same files", Goal: 1.2}}, nil
+}
+
+func (c *config) startup() ([]row, error) {
+	dir := filepath.Join(c.dir, "startup")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	spec := filepath.Join(dir, "rides.json")
+	if err := os.WriteFile(spec, []byte(ingestSpec("wh", true)), 0o644); err != nil {
+		return nil, err
+	}
+	reps := max(c.reps, 5)
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		return nil, err
+	}
+	base, _, err := repeat(reps, func(int) (string, string, []string, error) { return dir, trueBin, nil, nil })
+	if err != nil {
+		return nil, err
+	}
+	version, _, err := repeat(reps, func(int) (string, string, []string, error) { return dir, c.ldp, []string{"--version"}, nil })
+	if err != nil {
+		return nil, err
+	}
+	validate, _, err := repeat(reps, func(int) (string, string, []string, error) { return dir, c.ldp, []string{"validate", spec}, nil })
+	if err != nil {
+		return nil, err
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return []row{
+		{Part: "6. Start-up", Figure: "ldp --version", Value: ms(version), Unit: "ms", Ref: ms(base), RefName: "true"},
+		{Part: "6. Start-up", Figure: "ldp validate of one file", Value: ms(validate), Unit: "ms", Ref: ms(base), RefName: "true"},
+	}, nil
+}
+
+// report is docs/benchmarks.md.
+func report(c *config, rows []row, quick bool) string {
+	var b strings.Builder
+	b.WriteString("# Benchmarks\n\n")
+	b.WriteString("Written by `make bench` (`go run ./hack/bench`); do not edit. Each figure is beside a reference\n")
+	b.WriteString("measured in the same run on the same files: these machines are shared and noisy, so the\n")
+	b.WriteString("ratio is the figure to read. Times are medians of " + fmt.Sprint(c.reps) + " runs, each a process of its own.\n\n")
+	if quick {
+		b.WriteString("**Quick run (small sizes): it checks the script, not the speed.**\n\n")
+	}
+	b.WriteString("| Part | Figure | ldp | Reference | Ratio | Goal | Met |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s %s | %s %s (%s) | %.2f | %s | %s |\n", r.Part, r.Figure, num(r.Value), r.Unit, num(r.Ref), r.refUnit(), r.RefName, r.ratio(), r.goal(), r.met())
+	}
+	b.WriteString("\n## Machine\n\n")
+	fmt.Fprintf(&b, "- CPU: %s, %d cores\n- Memory: %s\n- OS: %s %s\n- Go: %s\n- Date: %s\n",
+		cpuModel(), runtime.NumCPU(), memTotal(), runtime.GOOS, kernel(), runtime.Version(), time.Now().UTC().Format("2006-01-02"))
+	b.WriteString("\n## How each figure is measured\n\n" + method)
+	return b.String()
+}
+
+func (r row) refUnit() string {
+	if r.Unit == "/s" {
+		return "/s"
+	}
+	return r.Unit
+}
+
+const method = `1. **Ingest**: ` + "`ldp run`" + ` of a generated CSV of taxi rides (8 typed columns) with five checks
+   (row_count, not_null, unique, accepted_values, range) into a new Iceberg table, unpartitioned
+   and partitioned by day, against DuckDB's own ` + "`COPY (SELECT * FROM read_csv(...)) TO '...parquet'`" + `
+   of the same file in a process of its own.
+2. **Memory**: peak resident memory (getrusage of the process) of the same load at the sizes
+   shown, against the same DuckDB ` + "`COPY`" + `.
+3. **Publish as history grows**: a backfill of daily windows of 10 rows through ldp's runner
+   (keys, checks, ledger, exactly-once publish), windows per second end to end, and the median
+   time per window of the last 50 windows over the first 50 (each commit rewrites the table's
+   whole metadata.json, so this is the cost of a growing history).
+4. **No-op reconcile**: ` + "`ldp diff`" + ` and ` + "`ldp schedule tick`" + ` over a folder of scheduled specs whose due
+   windows are all published, against ` + "`ldp validate`" + ` of the same folder.
+5. **Query**: ` + "`ldp query`" + ` of an aggregate over the ingested table, against DuckDB ` + "`read_parquet`" + ` over
+   the same data files.
+6. **Start-up**: wall time of ` + "`ldp --version`" + ` and ` + "`ldp validate`" + ` of one file, against ` + "`true`" + `; cron
+   calls ldp every few minutes.
+`
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "model name") {
+			if _, v, ok := strings.Cut(l, ":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
+}
+
+func memTotal() string {
+	b, _ := os.ReadFile("/proc/meminfo")
+	var kb int64
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "MemTotal:") {
+			fmt.Sscanf(strings.TrimPrefix(l, "MemTotal:"), "%d", &kb)
+		}
+	}
+	return fmt.Sprintf("%.1f GB", float64(kb)/1024/1024)
+}
+
+func kernel() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return strings.TrimSpace(string(b))
+}
+
+func count(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%d M", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%d k", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+func mb(b int64) float64 { return float64(b) / 1024 / 1024 }
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
