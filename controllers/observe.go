@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -45,14 +44,7 @@ func (o *Observer) Close() {
 // catalog opens the catalog c names once per observer; a catalog that does not exist yet is
 // nil and is looked for again next time (a tick's runs may create it).
 func (o *Observer) catalog(ctx context.Context, c *v1.Catalog, base string) (*lake.Catalog, error) {
-	wp := c.WarehousePath
-	if wp == "" {
-		wp = v1.DefaultWarehousePath
-	}
-	if !filepath.IsAbs(wp) {
-		wp = filepath.Join(base, wp)
-	}
-	k := filepath.Clean(wp) + "\x00" + c.Identifier
+	k := lake.WarehouseDir(c, base) + "\x00" + c.Identifier
 	if cat := o.catalogs[k]; cat != nil {
 		return cat, nil
 	}

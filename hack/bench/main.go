@@ -42,7 +42,7 @@ func main() {
 	flag.IntVar(&c.bigRows, "big", 10_000_000, "rows of the memory file")
 	flag.IntVar(&c.windows, "windows", 1000, "windows of the backfill")
 	flag.IntVar(&c.specs, "specs", 1000, "scheduled specs of the no-op reconcile")
-	flag.IntVar(&c.reps, "reps", 3, "repetitions of each timed command (the median is reported)")
+	flag.IntVar(&c.reps, "reps", 5, "repetitions of each timed command (the median is reported)")
 	flag.StringVar(&c.only, "only", "", "run one part: ingest, memory, backfill, reconcile, query, startup")
 	quick := flag.Bool("quick", false, "small sizes: checks the script, not the speed")
 	keep := flag.Bool("keep", false, "keep the work folder")

@@ -38,14 +38,7 @@ func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) 
 	if c == nil {
 		return nil, errors.New("no catalog: an ICEBERG target or source needs a catalog")
 	}
-	wp := c.WarehousePath
-	if wp == "" {
-		wp = v1.DefaultWarehousePath
-	}
-	if !filepath.IsAbs(wp) {
-		wp = filepath.Join(baseDir, wp)
-	}
-	wh, err := filepath.Abs(wp)
+	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +71,29 @@ func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) 
 	}
 }
 
+// WarehouseDir is the warehouse folder of c, resolved against baseDir (the spec's folder).
+func WarehouseDir(c *v1.Catalog, baseDir string) string {
+	wp := c.WarehousePath
+	if wp == "" {
+		wp = v1.DefaultWarehousePath
+	}
+	if !filepath.IsAbs(wp) {
+		wp = filepath.Join(baseDir, wp)
+	}
+	return filepath.Clean(wp)
+}
+
+// StagingDir makes a private folder for a run's scratch files inside the warehouse of c, on
+// the file system of the table's data files, so a file staged there can become a data file by
+// a hard link. The caller removes it.
+func StagingDir(c *v1.Catalog, baseDir string) (string, error) {
+	root := filepath.Join(WarehouseDir(c, baseDir), ".ldp", "tmp")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(root, "run-")
+}
+
 // isBusy reports whether SQLite refused because another connection held the lock.
 func isBusy(err error) bool {
 	msg := err.Error()
@@ -90,14 +106,7 @@ func OpenExisting(ctx context.Context, vc *v1.Catalog, baseDir string) (*Catalog
 	if vc == nil {
 		return nil, errors.New("no catalog")
 	}
-	wp := vc.WarehousePath
-	if wp == "" {
-		wp = v1.DefaultWarehousePath
-	}
-	if !filepath.IsAbs(wp) {
-		wp = filepath.Join(baseDir, wp)
-	}
-	if _, err := os.Stat(filepath.Join(wp, vc.Identifier+"_catalog.db")); err != nil {
+	if _, err := os.Stat(filepath.Join(WarehouseDir(vc, baseDir), vc.Identifier+"_catalog.db")); err != nil {
 		return nil, nil
 	}
 	return Open(ctx, vc, baseDir)

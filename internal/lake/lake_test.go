@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
@@ -299,4 +302,49 @@ func TestManyOpenANewCatalogAtOnce(t *testing.T) {
 			t.Errorf("open: %v", err)
 		}
 	}
+}
+
+// TestPrewrittenFileBecomesTheDataFile: an append whose rows are already a Parquet file with
+// the table's columns adds that file by a link; one whose file does not match is written.
+func TestPrewrittenFileBecomesTheDataFile(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	dir := t.TempDir()
+	staged := filepath.Join(dir, "extract.parquet")
+	if err := f.db.Exec(f.ctx, "COPY batch TO "+engine.Lit(staged)+" (FORMAT parquet)"); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, WriteOptions{Mode: Append, Prewritten: staged})
+	// A file with other columns than the batch's is not taken for it.
+	odd := filepath.Join(dir, "odd.parquet")
+	if err := f.db.Exec(f.ctx, "COPY (SELECT 1 AS other) TO "+engine.Lit(odd)+" (FORMAT parquet)"); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, WriteOptions{Mode: Append, Prewritten: odd})
+	if got := f.query(t, "SELECT count(*), sum(ride_id) FROM rides"); got[0] != "6|12" {
+		t.Errorf("rows %v, want 6|12", got)
+	}
+	files, err := DataFiles(f.ctx, mustLoad(t, f), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(staged)
+	linked := 0
+	for _, df := range files {
+		if fi, err := os.Stat(localPath(df)); err == nil && os.SameFile(fi, st) {
+			linked++
+		}
+	}
+	if len(files) != 2 || linked != 1 {
+		t.Errorf("%d data files, %d of them the prewritten file; want 2 and 1", len(files), linked)
+	}
+}
+
+func mustLoad(t *testing.T, f *fixture) *table.Table {
+	t.Helper()
+	tbl, err := f.cat.Load(f.ctx, f.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }

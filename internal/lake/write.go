@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,6 +42,10 @@ type WriteOptions struct {
 	PartitionBy []v1.PartitionField
 	// SnapshotProps go into the snapshot summary (ldp.* keys).
 	SnapshotProps map[string]string
+	// Prewritten, when set, is a Parquet file holding exactly the rows of the relation. An
+	// append to an unpartitioned table whose columns it matches adds that file (hard-linked
+	// into the table's data folder) instead of writing the rows again.
+	Prewritten string
 }
 
 // WriteResult says what a write did.
@@ -65,7 +70,7 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 	defer b.release()
 	mode, rows, tmp, bs, tbl := b.mode, b.rows, b.tmp, b.schema, b.table
 	res := &WriteResult{Table: ref.String(), Mode: mode, RowsWritten: rows, RowsBefore: totalRecords(tbl.CurrentSnapshot())}
-	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp}
+	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp, prewritten: o.Prewritten}
 	tx := tbl.NewTransaction()
 	if err := evolve(tx, tbl.Schema(), bs); err != nil {
 		return nil, err
@@ -236,6 +241,8 @@ type writer struct {
 	// rewrites are the survivor files of the current try; a new try removes the last one's.
 	rewrites []string
 	written  []string // local paths of files this write created, removed on failure
+	// prewritten is WriteOptions.Prewritten.
+	prewritten string
 }
 
 func (w *writer) removeFiles() {
@@ -358,6 +365,11 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 		part = append(part, alias)
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
+	if len(part) == 0 && w.mode == Append && w.prewritten != "" {
+		if out, ok := w.linkPrewritten(ctx, q, dir); ok {
+			return locations([]string{out}), nil
+		}
+	}
 	if len(part) == 0 {
 		out := filepath.Join(dir, "part-0.parquet")
 		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", q, engine.Lit(out)))
@@ -374,6 +386,26 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 		return nil, werr
 	}
 	return locations(files), nil
+}
+
+// linkPrewritten links the prewritten file into dir as the batch's data file when its columns
+// are those q would write. A link keeps the file readable under its first name (the run's
+// views read it); a link across file systems fails, and the rows are written instead.
+func (w *writer) linkPrewritten(ctx context.Context, q, dir string) (string, bool) {
+	want, err := w.db.Columns(ctx, "("+q+")")
+	if err != nil {
+		return "", false
+	}
+	have, err := w.db.Columns(ctx, "read_parquet("+engine.Lit(w.prewritten)+")")
+	if err != nil || !slices.Equal(want, have) {
+		return "", false
+	}
+	out := filepath.Join(dir, "part-0.parquet")
+	if err := os.Link(w.prewritten, out); err != nil {
+		return "", false
+	}
+	w.written = append(w.written, out)
+	return out, true
 }
 
 // rewriteWithout finds the current data files that hold rows matching pred (over alias t) and

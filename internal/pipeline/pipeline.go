@@ -151,6 +151,26 @@ type run struct {
 	isKeyed bool
 	// cleanup removes what the run staged on disk, when it ends.
 	cleanup []func()
+	// staged is the Parquet file a file source was read into ("" for an Iceberg source).
+	staged string
+}
+
+// stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
+// (so the extracted file can become the table's data file by a link), else a temporary one.
+func (r *run) stagingDir() (string, error) {
+	if t := r.p.Metadata.Target; r.toIceberg() && t.Catalog != nil {
+		return lake.StagingDir(t.Catalog, r.p.BaseDir)
+	}
+	return os.MkdirTemp("", "ldp-extract-")
+}
+
+// prewritten is the extracted file when it holds exactly the batch: no transform changed the
+// rows and the window kept every row read.
+func (r *run) prewritten() string {
+	if r.staged == "" || r.p.Metadata.Transform != nil || r.res.RowsKept != r.res.RowsRead {
+		return ""
+	}
+	return r.staged
 }
 
 // Stages of a run, as failures name them.
@@ -352,16 +372,16 @@ func (r *run) extract(ctx context.Context) error {
 	// times DuckDB's own peak when it was a temporary table), the checks read only the columns
 	// they need, and the run sees one version of a file even if it is replaced meanwhile.
 	if from != "ldp_source" {
-		dir, err := os.MkdirTemp("", "ldp-extract-")
+		dir, err := r.stagingDir()
 		if err != nil {
 			return err
 		}
 		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
-		staged := filepath.Join(dir, "extract.parquet")
-		if _, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy)", sel, from, engine.Lit(staged))); err != nil {
+		r.staged = filepath.Join(dir, "extract.parquet")
+		if _, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy)", sel, from, engine.Lit(r.staged))); err != nil {
 			return r.readError(err)
 		}
-		from, sel = fmt.Sprintf("read_parquet(%s)", engine.Lit(staged)), "*"
+		from, sel = fmt.Sprintf("read_parquet(%s)", engine.Lit(r.staged)), "*"
 	}
 	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW ldp_extract AS SELECT %s FROM %s", sel, from)); err != nil {
 		return r.readError(err)
@@ -489,7 +509,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 	}
 	defer cat.Close()
 	wo := lake.WriteOptions{
-		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy,
+		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy, Prewritten: r.prewritten(),
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
 	}
 	if !r.keyed() {
