@@ -42,6 +42,14 @@ func LoadWorkflow(path string) (*Workflow, error) {
 			return nil, err
 		}
 		for _, t := range o.Tasks {
+			if t.SQL != nil {
+				p, err := sqlPipeline(o, path, t)
+				if err != nil {
+					return nil, err
+				}
+				wf.Pipelines[t.ID] = p
+				continue
+			}
 			ref := t.Pipeline
 			if t.Maintain != nil {
 				ref = t.Maintain.Config
@@ -80,7 +88,7 @@ func (w *Workflow) Object() reconcile.Object {
 	obj := reconcile.Object{Name: w.Name, File: w.File}
 	for _, t := range w.Tasks {
 		rt := reconcile.Task{ID: t.ID, Kind: t.Kind(), DependsOn: t.DependsOn}
-		if p := w.Pipelines[t.ID]; t.Kind() == "pipeline" && p != nil && p.IsIceberg() {
+		if p := w.Pipelines[t.ID]; (t.Kind() == "pipeline" || t.Kind() == "sql") && p != nil && p.IsIceberg() {
 			p := p
 			rt.Target = p.TargetIdentity()
 			rt.Key = func(win v1.LogicalWindow) string { return p.IdempotencyKey(win) }
@@ -142,7 +150,7 @@ func (p Policy) Wait(n int, r01 float64) time.Duration {
 func OrderWarnings(w *Workflow) []string {
 	writers := map[string]string{}
 	for _, t := range w.Tasks {
-		if p := w.Pipelines[t.ID]; t.Kind() == "pipeline" && p != nil && p.IsIceberg() {
+		if p := w.Pipelines[t.ID]; (t.Kind() == "pipeline" || t.Kind() == "sql") && p != nil && p.IsIceberg() {
 			writers[p.TargetIdentity()] = t.ID
 		}
 	}
@@ -169,12 +177,20 @@ func OrderWarnings(w *Workflow) []string {
 	var out []string
 	for _, t := range w.Tasks {
 		p := w.Pipelines[t.ID]
-		if p == nil || p.Metadata.Source.Format != "ICEBERG" || p.Metadata.Source.Catalog == nil {
+		if p == nil {
 			continue
 		}
-		src := "iceberg:" + p.Metadata.Source.Catalog.NamespaceName() + "." + p.Metadata.Source.Name
-		if writer, ok := writers[src]; ok && writer != t.ID && !reaches(t.ID, writer, map[string]bool{}) {
-			out = append(out, fmt.Sprintf("task %s reads %s, which task %s writes, but does not depend on it: add %q to its depends_on", t.ID, src[len("iceberg:"):], writer, writer))
+		var reads []string
+		if p.Metadata.Source.Format == "ICEBERG" && p.Metadata.Source.Catalog != nil {
+			reads = append(reads, "iceberg:"+p.Metadata.Source.Catalog.NamespaceName()+"."+p.Metadata.Source.Name)
+		}
+		for _, name := range sortedInputs(p) {
+			reads = append(reads, inputIdentity(p.Metadata.Source.Inputs[name]))
+		}
+		for _, src := range reads {
+			if writer, ok := writers[src]; ok && writer != t.ID && !reaches(t.ID, writer, map[string]bool{}) {
+				out = append(out, fmt.Sprintf("task %s reads %s, which task %s writes, but does not depend on it: add %q to its depends_on", t.ID, src[len("iceberg:"):], writer, writer))
+			}
 		}
 	}
 	return out

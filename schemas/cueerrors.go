@@ -413,6 +413,7 @@ var patternText = map[string]patternDoc{
 	`^(?i:csv|parquet|json|iceberg)$`: {text: "CSV, PARQUET, JSON or ICEBERG", options: []string{"CSV", "PARQUET", "JSON", "ICEBERG"}},
 	`^(?i:iceberg|csv|parquet)$`:      {text: "ICEBERG, CSV or PARQUET", options: []string{"ICEBERG", "CSV", "PARQUET"}},
 	`^(?i:append|overwrite|upsert)$`:  {text: "append, overwrite or upsert", options: []string{"append", "overwrite", "upsert"}},
+	`^(?i:iceberg)$`:                  {text: "ICEBERG (a SQL model writes an Iceberg table)", options: []string{"ICEBERG"}},
 	`^(?i:duckdb|bigquery)$`:          {text: "DUCKDB or BIGQUERY", options: []string{"DUCKDB", "BIGQUERY"}},
 	`^(identity|year|month|day|hour|bucket\[[1-9][0-9]*\]|truncate\[[1-9][0-9]*\])$`: {
 		text:    "a partition transform: identity, year, month, day, hour, bucket[N] or truncate[W] with N and W at least 1",

@@ -311,7 +311,7 @@ func parseInstant(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("not an ISO-8601 date or time: %q", s)
 }
 
-var taskKinds = []string{"pipeline", "maintain", "dbt"}
+var taskKinds = []string{"pipeline", "maintain", "dbt", "sql"}
 
 // tasks checks the task graph: one kind each, unique ids, known dependencies, no cycle.
 func (c *checker) tasks() {
@@ -334,10 +334,27 @@ func (c *checker) tasks() {
 		}
 		switch len(kinds) {
 		case 0:
-			c.at(tp, "a task needs exactly one of pipeline, maintain or dbt; it has none")
+			c.at(tp, "a task needs exactly one of pipeline, maintain, dbt or sql; it has none")
 		case 1:
 		default:
-			c.at(tp, "a task needs exactly one of pipeline, maintain or dbt; it has %s", strings.Join(kinds, " and "))
+			c.at(tp, "a task needs exactly one of pipeline, maintain, dbt or sql; it has %s", strings.Join(kinds, " and "))
+		}
+		if m, ok := t["sql"].(map[string]any); ok {
+			_, q := m["query"]
+			_, f := m["query_file"]
+			switch {
+			case q && f:
+				c.at(tp.child("sql"), "a sql task takes query or query_file, not both")
+			case !q && !f:
+				c.at(tp.child("sql"), "a sql task needs its SELECT: query (inline) or query_file (a file relative to the workflow)")
+			}
+			ins, _ := m["inputs"].(map[string]any)
+			for _, name := range sortedKeys(ins) {
+				switch name {
+				case "source", "ldp_extract", "ldp_batch", "ldp_source":
+					c.at(tp.child("sql").child("inputs").child(name), "input name %q is one of ldp's own views; choose another", name)
+				}
+			}
 		}
 		id, ok := str(t, "id")
 		if !ok {
@@ -375,6 +392,15 @@ func (c *checker) tasks() {
 		dp := fieldPath{"tasks", strconv.Itoa(ids[first]), "depends_on", strconv.Itoa(depIdx[first][cyc[1]])}
 		c.at(dp, "tasks depend on each other in a cycle: %s (each waits for the next)", strings.Join(append(cyc, first), " -> "))
 	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // findCycles returns each cycle of the graph once (with more than one task; a task that

@@ -58,6 +58,10 @@ type Source struct {
 	Engine      string       `json:"engine,omitempty"`
 	Credentials *Credentials `json:"credentials,omitempty"`
 	Options     *ReadOptions `json:"options,omitempty"`
+	// Query and Inputs are set on the pipeline a workflow's sql task becomes (format SQL): the
+	// SELECT, and the tables it reads under each name. Specs do not write them.
+	Query  string              `json:"query,omitempty"`
+	Inputs map[string]TableRef `json:"inputs,omitempty"`
 }
 
 // ReadOptions tune how a source file is read.
@@ -278,6 +282,7 @@ type Task struct {
 	Pipeline  string        `json:"pipeline,omitempty"`
 	Maintain  *MaintainTask `json:"maintain,omitempty"`
 	Dbt       *DbtTask      `json:"dbt,omitempty"`
+	SQL       *SQLTask      `json:"sql,omitempty"`
 }
 
 // Kind names the one kind the task has.
@@ -289,6 +294,8 @@ func (t Task) Kind() string {
 		return "maintain"
 	case t.Dbt != nil:
 		return "dbt"
+	case t.SQL != nil:
+		return "sql"
 	}
 	return ""
 }
@@ -313,6 +320,28 @@ type DbtTask struct {
 	Vars          map[string]any `json:"vars,omitempty"`
 	SkipUnchanged *bool          `json:"skip_unchanged,omitempty"`
 	DbtBin        string         `json:"dbt_bin,omitempty"`
+}
+
+// SQLTask builds an Iceberg table from tables with one SELECT, for each window of the
+// workflow, published exactly once under its own key like a load.
+type SQLTask struct {
+	// Query is the SELECT; QueryFile a file holding it, relative to the workflow file.
+	Query     string `json:"query,omitempty"`
+	QueryFile string `json:"query_file,omitempty"`
+	// Inputs name the views the query reads: a dataset config (its Iceberg target), relative
+	// to the workflow file, or "namespace.table" in the target's catalog.
+	Inputs  map[string]string `json:"inputs"`
+	Target  Target            `json:"target"`
+	Quality *Quality          `json:"quality,omitempty"`
+	// WindowColumn holds each result row's time: an overwrite replaces only the window's rows,
+	// and --replace needs it.
+	WindowColumn string `json:"window_column,omitempty"`
+}
+
+// TableRef is an Iceberg table: its catalog and name.
+type TableRef struct {
+	Catalog *Catalog `json:"catalog"`
+	Name    string   `json:"name"`
 }
 
 // StringList is a list of strings that may also be written as one string.

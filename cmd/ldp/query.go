@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -14,6 +15,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/specs"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
@@ -31,13 +35,15 @@ func newQueryCmd(s *streams) *cobra.Command {
 	o := &queryOptions{s: s}
 	cmd := &cobra.Command{
 		Use:   "query SPEC SQL",
-		Short: "Run DuckDB SQL over a Pipeline's target table",
+		Short: "Run DuckDB SQL over a Pipeline's target table, or a Workflow's tables",
 		Long: `Run a DuckDB SQL query with the Pipeline's target registered under its target name
 (an Iceberg table as the Parquet files of its current snapshot, or of --snapshot for time
-travel), and the source of an export Pipeline under its source name.`,
+travel), and the source of an export Pipeline under its source name. Given a Workflow, every
+Iceberg table its tasks write (loads and SQL models) is registered under its name.`,
 		Example: `  ldp query config/samples/nyc_taxi.json "SELECT city, count(*) FROM rides GROUP BY city"
   ldp query orders.json "SELECT * FROM orders LIMIT 5" --output csv
-  ldp query orders.json "SELECT count(*) FROM orders" --snapshot 4484537308588128261`,
+  ldp query orders.json "SELECT count(*) FROM orders" --snapshot 4484537308588128261
+  ldp query workflow.json "SELECT * FROM revenue_by_country ORDER BY day"`,
 		Args: exactArgs(2, `name the spec and the SQL, for example: ldp query orders.json "SELECT count(*) FROM orders"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.spec, o.sql = args[0], args[1]
@@ -53,7 +59,7 @@ travel), and the source of an export Pipeline under its source name.`,
 }
 
 func (o *queryOptions) run(ctx context.Context) error {
-	p, err := loadPipeline(o.spec)
+	obj, err := specs.Load(o.spec)
 	if err != nil {
 		return err
 	}
@@ -62,6 +68,16 @@ func (o *queryOptions) run(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
+	if _, ok := obj.(*v1.Workflow); ok {
+		if err := o.registerWorkflow(ctx, db); err != nil {
+			return err
+		}
+		return o.print(ctx, db)
+	}
+	p, ok := obj.(*v1.Pipeline)
+	if !ok {
+		return fmt.Errorf("%s is neither a Pipeline nor a Workflow", o.spec)
+	}
 	if err := registerTarget(ctx, db, p, o.snapshot); err != nil {
 		return err
 	}
@@ -70,6 +86,36 @@ func (o *queryOptions) run(ctx context.Context) error {
 			return err
 		}
 	}
+	return o.print(ctx, db)
+}
+
+// registerWorkflow registers the Iceberg table of each task of a workflow (loads and SQL
+// models) under its target name; a table nothing has written yet is left out.
+func (o *queryOptions) registerWorkflow(ctx context.Context, db *engine.DB) error {
+	if o.snapshot != 0 {
+		return fmt.Errorf("--snapshot reads one table; name its dataset config rather than the workflow")
+	}
+	wf, err := controllers.LoadWorkflow(o.spec)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, t := range wf.Tasks {
+		p := wf.Pipelines[t.ID]
+		if p == nil || !p.IsIceberg() || (t.Kind() != "pipeline" && t.Kind() != "sql") || seen[p.Metadata.Target.Name] {
+			continue
+		}
+		seen[p.Metadata.Target.Name] = true
+		err := registerIceberg(ctx, db, p.Metadata.Target.Name, p.Metadata.Target.Catalog, lake.RefOf(p.Metadata.Target), p.BaseDir, 0)
+		var nf *lake.NotFoundError
+		if err != nil && !errors.As(err, &nf) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *queryOptions) print(ctx context.Context, db *engine.DB) error {
 	cols, rows, err := db.Rows(ctx, o.sql)
 	if err != nil {
 		return err

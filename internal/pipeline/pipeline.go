@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,12 @@ func init() {
 	register(formats.Iceberg, formats.Parquet, writeFile)
 }
 
+// SQL is the source format of the pipeline a workflow's sql task becomes: a SELECT over
+// Iceberg tables. No spec writes it, so it is not among the routes a spec can take.
+const SQL = "SQL"
+
+var modelRoutes = map[Route]writer{{Source: SQL, Target: formats.Iceberg}: writeIceberg}
+
 // Routes lists the registered routes, sorted.
 func Routes() []Route {
 	out := make([]Route, 0, len(routes))
@@ -65,6 +72,9 @@ func Routes() []Route {
 func RouteOf(p *v1.Pipeline) (Route, error) {
 	r := Route{Source: strings.ToUpper(p.Metadata.Source.Format), Target: strings.ToUpper(p.Metadata.Target.Format)}
 	if _, ok := routes[r]; ok {
+		return r, nil
+	}
+	if _, ok := modelRoutes[r]; ok {
 		return r, nil
 	}
 	var names []string
@@ -153,6 +163,8 @@ type run struct {
 	cleanup []func()
 	// staged is the Parquet file a file source was read into ("" for an Iceberg source).
 	staged string
+	// inputs are the snapshots a SQL model read, by input name.
+	inputs map[string]int64
 }
 
 // stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
@@ -235,7 +247,11 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	r.rec = ledger.NewRecorder(opts.RunID, opts.Attempt, opts.Sinks, opts.Warn)
 	defer r.rec.Close()
 	r.rec.Emit(ctx, ledger.RunStarted, r.startedPayload())
-	err = r.execute(ctx, routes[route])
+	write := routes[route]
+	if write == nil {
+		write = modelRoutes[route]
+	}
+	err = r.execute(ctx, write)
 	for _, f := range r.cleanup {
 		f()
 	}
@@ -347,6 +363,11 @@ func (r *run) extract(ctx context.Context) error {
 			return err
 		}
 		from = "ldp_source"
+	} else if src.Format == SQL {
+		if err := r.registerInputs(ctx); err != nil {
+			return err
+		}
+		from = "(" + strings.TrimRight(strings.TrimSpace(src.Query), "; \n\t") + ")"
 	} else {
 		path, err := window.FillPath(src.Path, r.opts.Window, r.win.Location)
 		if err != nil {
@@ -446,7 +467,10 @@ func (r *run) published(ctx context.Context) (bool, error) {
 
 func (r *run) readError(err error) error {
 	src := r.p.Metadata.Source
-	if strings.EqualFold(src.Format, formats.Iceberg) {
+	switch {
+	case src.Format == SQL:
+		return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("task %s: the query failed: %v", src.Name, err)}
+	case strings.EqualFold(src.Format, formats.Iceberg):
 		return err
 	}
 	return formats.ReadError(src.Format, r.resolve(src.Path), src.Options, err)
@@ -522,7 +546,10 @@ func writeIceberg(ctx context.Context, r *run) error {
 	}
 	wo.SnapshotProps[lake.SpecHashProp] = r.res.SpecHash
 	wo.SnapshotProps[lake.WindowProp] = r.opts.Window.String()
-	if src := r.p.Metadata.Source; r.res.SourcePath != "" {
+	for name, id := range r.inputs {
+		wo.SnapshotProps[lake.SourcePropStem+name] = strconv.FormatInt(id, 10)
+	}
+	if src := r.p.Metadata.Source; r.res.SourcePath != "" && src.Format != SQL {
 		name := src.Name
 		if name == "" {
 			name = "source"

@@ -137,6 +137,7 @@ func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
 			field []string
 			rel   string
 			dir   bool
+			plain bool // a file that is not a spec (a query)
 		}
 		var refs []ref
 		if p, ok := t["pipeline"].(string); ok && p != "" {
@@ -145,6 +146,22 @@ func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
 		if m, ok := t["maintain"].(map[string]any); ok {
 			if p, ok := m["config"].(string); ok && p != "" {
 				refs = append(refs, ref{field: []string{"tasks", idx, "maintain", "config"}, rel: p})
+			}
+		}
+		if q, ok := t["sql"].(map[string]any); ok {
+			if p, ok := q["query_file"].(string); ok && p != "" {
+				refs = append(refs, ref{field: []string{"tasks", idx, "sql", "query_file"}, rel: p, plain: true})
+			}
+			ins, _ := q["inputs"].(map[string]any)
+			names := make([]string, 0, len(ins))
+			for n := range ins {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				if p, ok := ins[n].(string); ok && IsSpecPath(p) {
+					refs = append(refs, ref{field: []string{"tasks", idx, "sql", "inputs", n}, rel: p})
+				}
 			}
 		}
 		if d, ok := t["dbt"].(map[string]any); ok {
@@ -179,6 +196,8 @@ func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
 			case info.IsDir():
 				problem("%q is a folder; name the dataset config file", rf.rel)
 				continue
+			case rf.plain:
+				continue
 			}
 			sub, _ := c.file(target)
 			if sub.Kind == v1.KindWorkflow {
@@ -187,6 +206,15 @@ func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
 		}
 	}
 	return out
+}
+
+// IsSpecPath reports whether a sql input names a spec file rather than namespace.table.
+func IsSpecPath(ref string) bool {
+	switch strings.ToLower(filepath.Ext(ref)) {
+	case ".json", ".yaml", ".yml":
+		return true
+	}
+	return false
 }
 
 func fieldString(parts []string) string {

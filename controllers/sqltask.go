@@ -1,0 +1,104 @@
+package controllers
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/internal/specs"
+)
+
+func init() { Register("sql", pipelineKind{}) }
+
+// sqlPipeline is the pipeline a sql task runs as: its source is the query over its inputs
+// (format SQL), its identity the workflow's and the task's, its window the workflow's with the
+// task's window column. From there a model is keyed, checked, published, skipped, retried,
+// backfilled and replaced exactly as a load is.
+func sqlPipeline(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, error) {
+	base := filepath.Dir(path)
+	st := t.SQL
+	query := st.Query
+	if st.QueryFile != "" {
+		b, err := os.ReadFile(filepath.Join(base, st.QueryFile))
+		if err != nil {
+			return nil, ldperr.Configf(path, "task %s: cannot read query_file %s: %v", t.ID, st.QueryFile, err)
+		}
+		query = string(b)
+	}
+	inputs := map[string]v1.TableRef{}
+	for name, ref := range st.Inputs {
+		in, err := sqlInput(base, st.Target.Catalog, ref)
+		if err != nil {
+			return nil, ldperr.Configf(path, "task %s: input %s: %v", t.ID, name, err)
+		}
+		inputs[name] = in
+	}
+	var win *v1.Window
+	if w := wf.Metadata.Window; w != nil && !w.None {
+		c := *w
+		c.Column = st.WindowColumn
+		win = &c
+	}
+	target := st.Target
+	if target.Catalog != nil {
+		c := *target.Catalog
+		target.Catalog = &c
+	}
+	p := &v1.Pipeline{APIVersion: v1.APIVersion, Kind: v1.KindPipeline, Identifier: wf.Identifier + "." + t.ID,
+		Metadata: v1.PipelineMetadata{
+			Source:  v1.Source{Name: t.ID, Format: pipeline.SQL, Path: st.QueryFile, Query: query, Inputs: inputs},
+			Target:  target,
+			Quality: st.Quality,
+			Window:  win,
+		}, Path: path, BaseDir: base}
+	p.Default()
+	return p, nil
+}
+
+// sqlInput resolves an input: a dataset config names its Iceberg target; "namespace.table"
+// is a table of the model's own catalog. A warehouse path is kept relative to the workflow's
+// folder, so the spec hash does not depend on where the project is checked out.
+func sqlInput(base string, own *v1.Catalog, ref string) (v1.TableRef, error) {
+	if specs.IsSpecPath(ref) {
+		p, err := v1.LoadPipeline(filepath.Join(base, ref))
+		if err != nil {
+			return v1.TableRef{}, err
+		}
+		p.Default()
+		if !p.IsIceberg() || p.Metadata.Target.Catalog == nil {
+			return v1.TableRef{}, ldperr.Configf(p.Path, "writes a %s file, not an Iceberg table a query can read", p.Metadata.Target.Format)
+		}
+		c := *p.Metadata.Target.Catalog
+		if rel, err := filepath.Rel(base, lake.WarehouseDir(&c, p.BaseDir)); err == nil {
+			c.WarehousePath = rel
+		}
+		return v1.TableRef{Catalog: &c, Name: p.Metadata.Target.Name}, nil
+	}
+	ns, name, ok := strings.Cut(ref, ".")
+	if !ok || own == nil {
+		return v1.TableRef{}, ldperr.Configf("", "%q is neither a dataset config (.json, .yaml) nor namespace.table", ref)
+	}
+	c := *own
+	c.Namespace = ns
+	return v1.TableRef{Catalog: &c, Name: name}, nil
+}
+
+// inputIdentity is the target identity of an input, as a load's TargetIdentity reads.
+func inputIdentity(in v1.TableRef) string {
+	return "iceberg:" + in.Catalog.NamespaceName() + "." + in.Name
+}
+
+// sortedInputs lists the input names of a sql pipeline in order.
+func sortedInputs(p *v1.Pipeline) []string {
+	var names []string
+	for n := range p.Metadata.Source.Inputs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
