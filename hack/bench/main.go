@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -46,7 +47,18 @@ func main() {
 	flag.StringVar(&c.only, "only", "", "run one part: ingest, memory, backfill, reconcile, query, startup")
 	quick := flag.Bool("quick", false, "small sizes: checks the script, not the speed")
 	keep := flag.Bool("keep", false, "keep the work folder")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the backfill runs in it)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *quick {
 		c.rows, c.bigRows, c.windows, c.specs, c.reps = 20_000, 50_000, 40, 20, 1
 	}

@@ -27,7 +27,7 @@ var TableProperties = iceberg.Properties{
 	"commit.manifest-merge.enabled":              "true",
 	"write.metadata.delete-after-commit.enabled": "true",
 	"write.metadata.previous-versions-max":       "10",
-	"write.parquet.compression-codec":            "zstd",
+	"write.parquet.compression-codec":            "snappy",
 	"write.parquet.row-group-limit":              "65536",
 	"write.delete.mode":                          "copy-on-write",
 	"write.update.mode":                          "copy-on-write",

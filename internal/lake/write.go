@@ -372,9 +372,9 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	}
 	if len(part) == 0 {
 		out := filepath.Join(dir, "part-0.parquet")
-		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", q, engine.Lit(out)))
+		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION snappy)", q, engine.Lit(out)))
 	} else {
-		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (%s), FILENAME_PATTERN 'part-{i}')",
+		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (%s), FILENAME_PATTERN 'part-{i}')",
 			q, engine.Lit(dir), strings.Join(part, ", ")))
 	}
 	files, werr := listParquet(dir)
@@ -455,7 +455,7 @@ func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred stri
 		out := filepath.Join(dir, fmt.Sprintf("rewrite-%d.parquet", i))
 		w.written = append(w.written, out)
 		w.rewrites = append(w.rewrites, out)
-		if err := w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", keep, engine.Lit(out))); err != nil {
+		if err := w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION snappy)", keep, engine.Lit(out))); err != nil {
 			return nil, nil, fmt.Errorf("rewrite %s: %w", f, err)
 		}
 		rewritten = append(rewritten, "file://"+out)

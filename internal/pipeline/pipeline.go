@@ -165,6 +165,8 @@ type run struct {
 	staged string
 	// inputs are the snapshots a SQL model read, by input name.
 	inputs map[string]int64
+	// cols are the extracted columns (those of "source" too).
+	cols []engine.Column
 }
 
 // stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
@@ -317,9 +319,8 @@ func (r *run) stages(ctx context.Context, write writer) error {
 	if err := r.extract(ctx); err != nil {
 		return &StageError{Stage: StageExtract, Err: err}
 	}
-	cols, _ := r.db.Columns(ctx, "source")
-	schema := make([]map[string]any, len(cols))
-	for i, c := range cols {
+	schema := make([]map[string]any, len(r.cols))
+	for i, c := range r.cols {
 		schema[i] = map[string]any{"name": c.Name, "type": c.Type}
 	}
 	r.rec.Emit(ctx, ledger.RunExtracted, map[string]any{"rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept, "schema": schema, "source_path": r.res.SourcePath})
@@ -415,12 +416,11 @@ func (r *run) extract(ctx context.Context) error {
 	// With a window and a window column, only the window's rows go on, right after the
 	// extract, so the transform and the checks see only them.
 	where := "true"
+	if r.cols, err = r.db.Columns(ctx, "ldp_extract"); err != nil {
+		return err
+	}
 	if c := r.win.Column; c != "" && !r.opts.Window.IsZero() {
-		cols, err := r.db.Columns(ctx, "ldp_extract")
-		if err != nil {
-			return err
-		}
-		for _, col := range cols {
+		for _, col := range r.cols {
 			if col.Name == c {
 				r.colType = col.Type
 			}
