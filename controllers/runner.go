@@ -45,6 +45,8 @@ type TaskContext struct {
 	Runner   *Runner
 	// Group, when set, lets the task's publish share a catalog commit with other windows.
 	Group *lake.Group
+	// UpstreamWrote is set when a task that ran earlier in this run wrote data.
+	UpstreamWrote bool
 }
 
 // TaskKind runs one kind of task (pipeline, maintain, dbt). It returns whether the attempt
@@ -174,6 +176,7 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 	for _, t := range wf.Tasks {
 		byID[t.ID] = t
 	}
+	wrote := false
 	for _, rt := range reconcile.Order(wf.Object().Tasks) {
 		t := byID[rt.ID]
 		tr := TaskResult{ID: t.ID, Kind: t.Kind(), RunID: TaskRunID(o.RunID, t.ID)}
@@ -190,11 +193,16 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 				tr.Status = Skipped
 				tr.Detail = map[string]any{"reason": tp.Reason}
 			} else {
-				r.runTask(ctx, rec, wf, t, w, o, &tr)
+				r.runTask(ctx, rec, wf, t, w, o, wrote, &tr)
 			}
 		}
 		status[t.ID] = tr.Status
-		rec.Emit(ctx, TaskFinished, map[string]any{"task": t.ID, "kind": t.Kind(), "status": tr.Status, "attempts": tr.Attempts, "task_run_id": tr.RunID, "error": tr.Error})
+		wrote = wrote || tr.Status == Succeeded
+		finished := map[string]any{"task": t.ID, "kind": t.Kind(), "status": tr.Status, "attempts": tr.Attempts, "task_run_id": tr.RunID, "error": tr.Error}
+		if fp, ok := tr.Detail["fingerprint"]; ok {
+			finished["fingerprint"] = fp
+		}
+		rec.Emit(ctx, TaskFinished, finished)
 		res.Tasks = append(res.Tasks, tr)
 	}
 	res.Status = Succeeded
@@ -209,7 +217,7 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 }
 
 // runTask runs one task with its retry policy: the same task run id, the attempt counting up.
-func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Workflow, t v1.Task, w v1.LogicalWindow, o RunOptions, tr *TaskResult) {
+func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Workflow, t v1.Task, w v1.LogicalWindow, o RunOptions, upstreamWrote bool, tr *TaskResult) {
 	kind, ok := kinds[t.Kind()]
 	if !ok {
 		tr.Status, tr.Error = Failed, fmt.Sprintf("no task kind %q is registered in this ldp", t.Kind())
@@ -223,7 +231,7 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Workflow
 		attempt := o.Attempt + n - 1
 		tr.Attempts = n
 		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
-		skipped, detail, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group})
+		skipped, detail, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, UpstreamWrote: upstreamWrote})
 		tr.Detail = detail
 		switch {
 		case err == nil && skipped:

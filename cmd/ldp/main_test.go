@@ -16,7 +16,8 @@ var updateScripts = flag.Bool("update-scripts", false, "rewrite the cmp files of
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"ldp": func() { os.Exit(Main()) },
+		"ldp":         func() { os.Exit(Main()) },
+		"dbt-standin": func() { os.Exit(dbtStandIn()) },
 	})
 }
 

@@ -58,6 +58,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newDiffCmd(s),
 		newApplyCmd(s),
 		newMaintainCmd(s),
+		newDbtCmd(s),
 		newBackfillCmd(s),
 		newScheduleCmd(s),
 		newWatchCmd(s),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -28,6 +29,9 @@ type taskLine struct {
 	Kind      string   `json:"kind"`
 	DependsOn []string `json:"depends_on,omitempty"`
 	Key       string   `json:"idempotency_key,omitempty"`
+	// Fingerprint and Vars are a dbt task's: what decides whether a build runs again.
+	Fingerprint string         `json:"fingerprint,omitempty"`
+	Vars        map[string]any `json:"vars,omitempty"`
 }
 
 func newWorkflowPlanCmd(s *streams) *cobra.Command {
@@ -38,7 +42,8 @@ func newWorkflowPlanCmd(s *streams) *cobra.Command {
 		Short: "Check a workflow and every config it names; print its tasks in run order",
 		Long: `Check a workflow file and every config it names, and print the tasks in the order they
 run, each pipeline task with the idempotency key of the window. It warns when a task reads a
-table another task writes and no depends_on orders them. The query of each sql task is bound
+table another task writes and no depends_on orders them. A dbt task's project is checked
+(its ldp_dbt.json), dbt is looked for on the PATH, and its variables and fingerprint are shown. The query of each sql task is bound
 against the columns of its inputs (nothing is read), so a typo fails here, not at 3 a.m.
 
 Exit status: 0 valid, 1 invalid.`,
@@ -64,6 +69,19 @@ Exit status: 0 valid, 1 invalid.`,
 				lines = append(lines, l)
 			}
 			warns := controllers.OrderWarnings(wf)
+			for i, l := range lines {
+				for _, t := range wf.Tasks {
+					if t.ID != l.ID || t.Dbt == nil {
+						continue
+					}
+					plan, err := controllers.PlanDbt(wf, t, w)
+					if err != nil {
+						return err
+					}
+					lines[i].Fingerprint, lines[i].Vars = plan.Fingerprint, plan.Vars
+					warns = append(warns, plan.Warnings...)
+				}
+			}
 			for _, t := range wf.Tasks {
 				if t.Kind() != "sql" {
 					continue
@@ -88,6 +106,9 @@ Exit status: 0 valid, 1 invalid.`,
 				key := ""
 				if l.Key != "" {
 					key = "  key " + l.Key
+				}
+				if l.Fingerprint != "" {
+					key = fmt.Sprintf("  fingerprint %s vars %s", l.Fingerprint[:12], compactJSON(l.Vars))
 				}
 				fmt.Fprintf(s.Out, "  %d. %s [%s]%s%s\n", i+1, l.ID, l.Kind, after, key)
 			}
@@ -148,4 +169,13 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 	cmd.Flags().IntVar(&attempt, "attempt", 1, "the attempt of the run")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON on stdout")
 	return cmd
+}
+
+// compactJSON is v as one line of JSON, keys sorted.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

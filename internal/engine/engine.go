@@ -65,8 +65,20 @@ func OpenPrivate(ctx context.Context) (*DB, error) {
 	return d, err
 }
 
-func open(ctx context.Context) (*DB, error) {
-	db, err := sql.Open("duckdb", "")
+// OpenFile opens (creating) the DuckDB database file path, as a database of its own: what
+// it holds outlives the process (the file a dbt project reads).
+func OpenFile(ctx context.Context, path string) (*DB, error) {
+	d, err := openPath(ctx, path)
+	if d != nil {
+		d.private = true
+	}
+	return d, err
+}
+
+func open(ctx context.Context) (*DB, error) { return openPath(ctx, "") }
+
+func openPath(ctx context.Context, path string) (*DB, error) {
+	db, err := sql.Open("duckdb", path)
 	if err != nil {
 		return nil, fmt.Errorf("start DuckDB: %w", err)
 	}
@@ -110,20 +122,25 @@ func (d *DB) Close() error {
 	return d.closeNow()
 }
 
-// reset drops what a run left in the session: temporary tables and views, and variables.
+// reset drops what a run left in the session: temporary tables and views, variables and
+// attached databases.
 func (d *DB) reset() error {
 	ctx := context.Background()
 	_, objs, err := d.Rows(ctx, `SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary
 		UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal
-		UNION ALL SELECT 'VARIABLE', name FROM duckdb_variables()`)
+		UNION ALL SELECT 'VARIABLE', name FROM duckdb_variables()
+		UNION ALL SELECT 'DATABASE', database_name FROM duckdb_databases() WHERE NOT internal AND database_name NOT IN ('memory', 'temp', 'system')`)
 	if err != nil {
 		return err
 	}
 	for _, o := range objs {
 		kind, name := o[0].(string), o[1].(string)
 		q := "DROP " + kind + " IF EXISTS temp.main." + Ident(name)
-		if kind == "VARIABLE" {
+		switch kind {
+		case "VARIABLE":
 			q = "RESET VARIABLE " + Ident(name)
+		case "DATABASE":
+			q = "DETACH " + Ident(name)
 		}
 		if err := d.Exec(ctx, q); err != nil {
 			return err

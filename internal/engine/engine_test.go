@@ -56,6 +56,7 @@ func TestAClosedDatabaseIsReusedEmpty(t *testing.T) {
 		"CREATE TEMP TABLE source AS SELECT 1 AS id",
 		"CREATE TEMP VIEW ldp_batch AS SELECT * FROM source",
 		"SET VARIABLE window_start = TIMESTAMPTZ '2026-01-01 00:00:00+00'",
+		"ATTACH ':memory:' AS other",
 	} {
 		if err := d.Exec(ctx, q); err != nil {
 			t.Fatal(err)
@@ -73,7 +74,8 @@ func TestAClosedDatabaseIsReusedEmpty(t *testing.T) {
 	var n int64
 	if err := e.QueryRow(ctx, `SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary)
 		+ (SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)
-		+ (SELECT count(*) FROM duckdb_variables())`, &n); err != nil || n != 0 {
+		+ (SELECT count(*) FROM duckdb_variables())
+		+ (SELECT count(*) FROM duckdb_databases() WHERE database_name = 'other')`, &n); err != nil || n != 0 {
 		t.Errorf("the reused database holds %d objects of the last run (%v)", n, err)
 	}
 	if err := e.Exec(ctx, "CREATE TEMP TABLE source AS SELECT 2 AS id"); err != nil {

@@ -79,9 +79,19 @@ func schemaAt(tbl *table.Table, snapshotID int64) *iceberg.Schema {
 // no file has yet reads as null). It is correct after overwrites, upserts and schema changes,
 // because the planned files are exactly the live ones.
 func RegisterView(ctx context.Context, db *engine.DB, view string, tbl *table.Table, snapshotID int64) error {
-	files, err := DataFiles(ctx, tbl, snapshotID)
+	q, err := ViewSQL(ctx, db, tbl, snapshotID)
 	if err != nil {
 		return err
+	}
+	return db.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", engine.Ident(view), q))
+}
+
+// ViewSQL is the SELECT RegisterView makes a view of, for a caller that keeps the view in a
+// database file (the one a dbt project reads).
+func ViewSQL(ctx context.Context, db *engine.DB, tbl *table.Table, snapshotID int64) (string, error) {
+	files, err := DataFiles(ctx, tbl, snapshotID)
+	if err != nil {
+		return "", err
 	}
 	sc := schemaAt(tbl, snapshotID)
 	present := map[string]bool{}
@@ -90,7 +100,7 @@ func RegisterView(ctx context.Context, db *engine.DB, view string, tbl *table.Ta
 		src = fmt.Sprintf("read_parquet(%s, union_by_name = true, hive_partitioning = false)", engine.LitList(files))
 		cols, err := db.Columns(ctx, src)
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, c := range cols {
 			present[c.Name] = true
@@ -109,9 +119,9 @@ func RegisterView(ctx context.Context, db *engine.DB, view string, tbl *table.Ta
 		}
 	}
 	if len(parts) == 0 {
-		return fmt.Errorf("table %s has no column DuckDB can read", strings.Join(tbl.Identifier(), "."))
+		return "", fmt.Errorf("table %s has no column DuckDB can read", strings.Join(tbl.Identifier(), "."))
 	}
-	return db.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS SELECT %s FROM %s", engine.Ident(view), strings.Join(parts, ", "), src))
+	return fmt.Sprintf("SELECT %s FROM %s", strings.Join(parts, ", "), src), nil
 }
 
 func jsonMapping(sc *iceberg.Schema) (string, error) {

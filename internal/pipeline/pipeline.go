@@ -56,7 +56,11 @@ func init() {
 // Iceberg tables. No spec writes it, so it is not among the routes a spec can take.
 const SQL = "SQL"
 
-var modelRoutes = map[Route]writer{{Source: SQL, Target: formats.Iceberg}: writeIceberg}
+// DBT is the source format of the pipeline that publishes a dbt model: a table of the DuckDB
+// file dbt built (Path, relative to the project) named Name (schema.table).
+const DBT = "DBT"
+
+var modelRoutes = map[Route]writer{{Source: SQL, Target: formats.Iceberg}: writeIceberg, {Source: DBT, Target: formats.Iceberg}: writeIceberg}
 
 // Routes lists the registered routes, sorted.
 func Routes() []Route {
@@ -369,6 +373,12 @@ func (r *run) extract(ctx context.Context) error {
 			return err
 		}
 		from = "(" + strings.TrimRight(strings.TrimSpace(src.Query), "; \n\t") + ")"
+	} else if src.Format == DBT {
+		if err := r.db.Exec(ctx, fmt.Sprintf("ATTACH %s AS ldp_dbt (READ_ONLY)", engine.Lit(r.resolve(src.Path)))); err != nil {
+			return err
+		}
+		schema, table, _ := strings.Cut(src.Name, ".")
+		from = "ldp_dbt." + engine.Ident(schema) + "." + engine.Ident(table)
 	} else {
 		path, err := window.FillPath(src.Path, r.opts.Window, r.win.Location)
 		if err != nil {
@@ -470,6 +480,8 @@ func (r *run) readError(err error) error {
 	switch {
 	case src.Format == SQL:
 		return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("task %s: the query failed: %v", src.Name, err)}
+	case src.Format == DBT:
+		return fmt.Errorf("read model %s from dbt's database: %w", src.Name, err)
 	case strings.EqualFold(src.Format, formats.Iceberg):
 		return err
 	}
@@ -549,7 +561,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 	for name, id := range r.inputs {
 		wo.SnapshotProps[lake.SourcePropStem+name] = strconv.FormatInt(id, 10)
 	}
-	if src := r.p.Metadata.Source; r.res.SourcePath != "" && src.Format != SQL {
+	if src := r.p.Metadata.Source; r.res.SourcePath != "" && src.Format != SQL && src.Format != DBT {
 		name := src.Name
 		if name == "" {
 			name = "source"

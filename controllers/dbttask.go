@@ -1,0 +1,216 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/dbt"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/pipeline"
+)
+
+func init() { Register("dbt", dbtKind{}) }
+
+// dbtKind runs a dbt project for the window of the run (as ldp dbt build does).
+type dbtKind struct{}
+
+func (dbtKind) Run(ctx context.Context, tc TaskContext) (bool, map[string]any, error) {
+	d := tc.Task.Dbt
+	skipUnchanged := d.SkipUnchanged == nil || *d.SkipUnchanged
+	b := DbtBuild{Project: filepath.Join(filepath.Dir(tc.Workflow.File), d.Project), Command: d.Command, Select: d.Select,
+		Exclude: d.Exclude, Vars: d.Vars, Bin: d.DbtBin, Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt,
+		Workflow: tc.Workflow.Name, Ledger: tc.Workflow.Ledger}
+	if skipUnchanged && !tc.UpstreamWrote && !tc.Replace {
+		b.SkipIfBuilt = tc.Task.ID
+	}
+	return tc.Runner.BuildDbt(ctx, b)
+}
+
+// DbtBuild is one run of a dbt project for a window.
+type DbtBuild struct {
+	Project, Command, Bin string
+	Select, Exclude       []string
+	Vars                  map[string]any
+	Window                v1.LogicalWindow
+	RunID                 string
+	Attempt               int
+	// Workflow and Ledger find the last build of the window; SkipIfBuilt, the task id, asks
+	// to skip when that build succeeded with the same fingerprint.
+	Workflow, Ledger, SkipIfBuilt string
+}
+
+// BuildDbt registers the project's sources, runs dbt with the window as variables, and
+// publishes the models marked ldp_publish through the quality gate and the staged commit. It
+// returns whether it skipped an unchanged build, what it did, and an error that is a data gate
+// when only tests (or a published model's checks) failed.
+func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (bool, map[string]any, error) {
+	r.defaults()
+	cfg, err := dbt.Load(b.Project)
+	if err != nil {
+		return false, nil, err
+	}
+	if b.Command == "" {
+		b.Command = v1.DefaultDbtCommand
+	}
+	vars := dbtVars(b.Vars, b.Window)
+	t := dbt.Task{Project: b.Project, Command: b.Command, Select: b.Select, Exclude: b.Exclude, Vars: vars, Bin: b.Bin}
+	fp, err := dbt.Fingerprint(t, cfg)
+	if err != nil {
+		return false, nil, err
+	}
+	detail := map[string]any{"fingerprint": fp, "vars": vars}
+	if b.SkipIfBuilt != "" && lastBuild(b.Ledger, b.Workflow, b.Window.String(), b.SkipIfBuilt) == fp {
+		detail["reason"] = "the last build of this window succeeded with the same project, command, selection and variables"
+		return true, detail, nil
+	}
+	if err := dbt.RegisterSources(ctx, b.Project, cfg); err != nil {
+		return false, detail, err
+	}
+	if err := dbt.Exec(ctx, t, r.Log); err != nil {
+		return false, detail, err
+	}
+	res, err := dbt.ReadResult(b.Project)
+	if err != nil {
+		return false, detail, err
+	}
+	detail["outcome"] = res.Outcome
+	switch res.Outcome {
+	case dbt.Failed:
+		return false, detail, errors.New(res.Reason)
+	case dbt.BlockedQuality:
+		return false, detail, &dbt.Gate{Reason: res.Reason}
+	}
+	if b.Command != "build" {
+		return false, detail, nil // dbt test publishes nothing
+	}
+	var published []string
+	for _, n := range res.Nodes {
+		if n.ResourceType != "model" || !n.Publish || n.Status != "success" {
+			continue
+		}
+		p := modelPipeline(b.Project, cfg, n)
+		opts := pipeline.Options{Window: b.Window, RunID: b.RunID + "/" + n.Name, Attempt: b.Attempt, Log: r.Log, Hook: r.Hook,
+			Sinks: []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: b.Ledger}}}, Version: r.Version, Warn: r.warn, Now: r.Now,
+			// A new build of a window (a changed project) publishes again; the same build is
+			// found on main and skipped.
+			Key: v1.ReplaceKey(p.IdempotencyKey(b.Window), fp)}
+		if _, err := pipeline.Run(ctx, p, opts); err != nil {
+			if ldperr.IsDataGate(err) {
+				detail["published"] = published
+				return false, detail, &dbt.Gate{Reason: fmt.Sprintf("model %s: %v", n.Name, err)}
+			}
+			return false, detail, fmt.Errorf("publish model %s: %w", n.Name, err)
+		}
+		published = append(published, p.TargetIdentity())
+	}
+	detail["published"] = published
+	return false, detail, nil
+}
+
+// DbtPlan is what the plan shows of a dbt task for a window.
+type DbtPlan struct {
+	Fingerprint string
+	Vars        map[string]any
+	Warnings    []string
+}
+
+// PlanDbt checks a dbt task's project and finds dbt, without running anything.
+func PlanDbt(wf *Workflow, t v1.Task, w v1.LogicalWindow) (*DbtPlan, error) {
+	d := t.Dbt
+	project := filepath.Join(filepath.Dir(wf.File), d.Project)
+	cfg, err := dbt.Load(project)
+	if err != nil {
+		return nil, err
+	}
+	vars := dbtVars(d.Vars, w)
+	cmd := d.Command
+	if cmd == "" {
+		cmd = v1.DefaultDbtCommand
+	}
+	fp, err := dbt.Fingerprint(dbt.Task{Project: project, Command: cmd, Select: d.Select, Exclude: d.Exclude, Vars: vars}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	plan := &DbtPlan{Fingerprint: fp, Vars: vars}
+	bin := d.DbtBin
+	if bin == "" {
+		bin = "dbt"
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("task %s: dbt_bin %q is not on the PATH: the task fails until it is", t.ID, bin))
+	}
+	return plan, nil
+}
+
+// dbtVars are the task's variables with the window's bounds as window_start and window_end.
+func dbtVars(own map[string]any, w v1.LogicalWindow) map[string]any {
+	vars := map[string]any{}
+	for k, v := range own {
+		vars[k] = v
+	}
+	if !w.IsZero() {
+		vars["window_start"] = v1.FormatInstant(w.Start)
+		vars["window_end"] = v1.FormatInstant(w.End)
+	}
+	return vars
+}
+
+// modelPipeline is the pipeline that publishes a dbt model: its table in dbt's DuckDB file to
+// an Iceberg table of the model's alias, a table model by overwrite, an incremental one with a
+// unique_key by upsert.
+func modelPipeline(project string, cfg *dbt.Config, n dbt.Node) *v1.Pipeline {
+	c := cfg.Catalog
+	if cfg.Namespace != "" {
+		c.Namespace = cfg.Namespace
+	}
+	mode, join := "overwrite", []string(nil)
+	if n.Materialized == "incremental" && len(n.UniqueKey) > 0 {
+		mode, join = "upsert", n.UniqueKey
+	}
+	p := &v1.Pipeline{APIVersion: v1.APIVersion, Kind: v1.KindPipeline, Identifier: "dbt." + filepath.Base(project) + "." + n.Name,
+		Metadata: v1.PipelineMetadata{
+			Source:  v1.Source{Format: pipeline.DBT, Path: cfg.DuckDB, Name: n.Schema + "." + n.Alias},
+			Target:  v1.Target{Name: n.Alias, Format: "ICEBERG", Catalog: &c, WriteMode: mode, JoinCols: join},
+			Quality: n.Quality,
+		}, Path: filepath.Join(project, dbt.ConfigFile), BaseDir: project}
+	p.Default()
+	return p
+}
+
+// lastBuild is the fingerprint of the last build of task for window in the ledger, when it
+// succeeded; "" otherwise.
+func lastBuild(path, workflow, window, task string) string {
+	events, _, err := ledger.Read(path)
+	if err != nil {
+		return ""
+	}
+	type key struct {
+		run     string
+		attempt int
+	}
+	ours := map[key]bool{}
+	fp := ""
+	for _, e := range events {
+		k := key{e.RunID, e.Attempt}
+		switch e.Type {
+		case WorkflowStarted:
+			w, _ := e.Payload["workflow"].(string)
+			lw, _ := e.Payload["logical_window"].(string)
+			ours[k] = w == workflow && lw == window
+		case TaskFinished:
+			if id, _ := e.Payload["task"].(string); !ours[k] || id != task {
+				continue
+			}
+			fp = ""
+			if st, _ := e.Payload["status"].(string); st == Succeeded {
+				fp, _ = e.Payload["fingerprint"].(string)
+			}
+		}
+	}
+	return fp
+}
