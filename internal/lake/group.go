@@ -163,7 +163,7 @@ func groupable(o PublishOptions, mode string, tbl *table.Table, bs *iceberg.Sche
 // publishGrouped writes the batch's files now and waits for the group to publish them.
 func (c *Catalog) publishGrouped(ctx context.Context, db *engine.DB, relation string, ref Ref, b *batch, o PublishOptions, res *PublishResult) (*PublishResult, error) {
 	props := snapshotProps(o)
-	w := &writer{db: db, relation: relation, mode: Append, props: props, tmp: b.tmp, prewritten: o.Prewritten}
+	w := &writer{db: db, relation: relation, mode: Append, props: props, tmp: b.tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions}
 	files, err := w.writeBatch(ctx, b.table)
 	if err != nil {
 		w.removeFiles()

@@ -176,7 +176,7 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		return nil, err
 	}
 	props := snapshotProps(o)
-	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceWhere: o.ReplaceWhere, prewritten: o.Prewritten}
+	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceWhere: o.ReplaceWhere, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions}
 	published := false
 	defer func() {
 		if !published {

@@ -186,3 +186,47 @@ func duckType(t iceberg.Type) string {
 	}
 	return ""
 }
+
+// icebergTypeOf is the Iceberg type DuckDB type t is written as, for the types a partition
+// expression depends on; nil for the others.
+func icebergTypeOf(t string) iceberg.Type {
+	switch strings.ToUpper(t) {
+	case "INTEGER":
+		return iceberg.PrimitiveTypes.Int32
+	case "BIGINT":
+		return iceberg.PrimitiveTypes.Int64
+	case "DATE":
+		return iceberg.PrimitiveTypes.Date
+	case "TIMESTAMP":
+		return iceberg.PrimitiveTypes.Timestamp
+	case "TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ":
+		return iceberg.PrimitiveTypes.TimestampTz
+	case "VARCHAR":
+		return iceberg.PrimitiveTypes.String
+	}
+	return nil
+}
+
+// PartitionExprs are the DuckDB expressions that split rows of the given columns (DuckDB names
+// and types, as they will be written) into the partitions of pby, as the write of a table
+// partitioned by pby would split them; ok is false when DuckDB cannot compute one (bucket).
+func PartitionExprs(cols []engine.Column, pby []v1.PartitionField) (exprs []string, ok bool) {
+	for _, f := range pby {
+		var typ iceberg.Type
+		for _, c := range cols {
+			if c.Name == f.Column {
+				typ = icebergTypeOf(c.Type)
+			}
+		}
+		tr, err := iceberg.ParseTransform(f.Transform)
+		if typ == nil || err != nil || !tr.PreservesOrder() || !tr.CanTransform(typ) {
+			return nil, false
+		}
+		e := partitionExpr(f.Column, typ, tr)
+		if e == "" {
+			return nil, false
+		}
+		exprs = append(exprs, e)
+	}
+	return exprs, true
+}

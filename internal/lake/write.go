@@ -42,10 +42,12 @@ type WriteOptions struct {
 	PartitionBy []v1.PartitionField
 	// SnapshotProps go into the snapshot summary (ldp.* keys).
 	SnapshotProps map[string]string
-	// Prewritten, when set, is a Parquet file holding exactly the rows of the relation. An
-	// append to an unpartitioned table whose columns it matches adds that file (hard-linked
-	// into the table's data folder) instead of writing the rows again.
-	Prewritten string
+	// Prewritten, when set, is a Parquet file holding exactly the rows of the relation, or a
+	// folder of them split by PrewrittenPartitions (PartitionExprs). An append to a table whose
+	// columns and partition expressions they match adds those files (hard-linked into the
+	// table's data folder) instead of writing the rows again.
+	Prewritten           string
+	PrewrittenPartitions []string
 }
 
 // WriteResult says what a write did.
@@ -70,7 +72,7 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 	defer b.release()
 	mode, rows, tmp, bs, tbl := b.mode, b.rows, b.tmp, b.schema, b.table
 	res := &WriteResult{Table: ref.String(), Mode: mode, RowsWritten: rows, RowsBefore: totalRecords(tbl.CurrentSnapshot())}
-	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp, prewritten: o.Prewritten}
+	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions}
 	tx := tbl.NewTransaction()
 	if err := evolve(tx, tbl.Schema(), bs); err != nil {
 		return nil, err
@@ -241,8 +243,9 @@ type writer struct {
 	// rewrites are the survivor files of the current try; a new try removes the last one's.
 	rewrites []string
 	written  []string // local paths of files this write created, removed on failure
-	// prewritten is WriteOptions.Prewritten.
-	prewritten string
+	// prewritten and prewrittenParts are WriteOptions.Prewritten and PrewrittenPartitions.
+	prewritten      string
+	prewrittenParts []string
 }
 
 func (w *writer) removeFiles() {
@@ -356,18 +359,20 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	var part []string
+	var part, exprs []string
+	plain := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
 	for i, f := range spec.Fields() {
 		src, _ := sc.FindFieldByID(f.SourceID())
 		expr := partitionExpr(src.Name, src.Type, f.Transform)
 		alias := "__ldp_p" + strconv.Itoa(i)
 		sel += ", " + expr + " AS " + alias
 		part = append(part, alias)
+		exprs = append(exprs, expr)
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
-	if len(part) == 0 && w.mode == Append && w.prewritten != "" {
-		if out, ok := w.linkPrewritten(ctx, q, dir); ok {
-			return locations([]string{out}), nil
+	if w.mode == Append && w.prewritten != "" && slices.Equal(exprs, w.prewrittenParts) {
+		if files, ok := w.linkPrewritten(ctx, plain, dir); ok {
+			return locations(files), nil
 		}
 	}
 	if len(part) == 0 {
@@ -388,23 +393,56 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	return locations(files), nil
 }
 
-// linkPrewritten links the prewritten file into dir as the batch's data file when its columns
-// are those q would write. A link keeps the file readable under its first name (the run's
-// views read it); a link across file systems fails, and the rows are written instead.
-func (w *writer) linkPrewritten(ctx context.Context, q, dir string) (string, bool) {
+// linkPrewritten links the prewritten file (or the files of the prewritten folder) into dir
+// as the batch's data files, when their columns are those q would write. A link keeps a file
+// readable under its first name (the run's views read it); a link across file systems fails,
+// and the rows are written instead.
+func (w *writer) linkPrewritten(ctx context.Context, q, dir string) ([]string, bool) {
+	src := "read_parquet(" + engine.Lit(w.prewritten) + ")"
+	var files []string
+	if info, err := os.Stat(w.prewritten); err != nil {
+		return nil, false
+	} else if info.IsDir() {
+		filepath.WalkDir(w.prewritten, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if len(files) == 0 {
+			return nil, false
+		}
+		src = "read_parquet(" + engine.LitList(files) + ", hive_partitioning = false)"
+	} else {
+		files = []string{w.prewritten}
+	}
 	want, err := w.db.Columns(ctx, "("+q+")")
 	if err != nil {
-		return "", false
+		return nil, false
 	}
-	have, err := w.db.Columns(ctx, "read_parquet("+engine.Lit(w.prewritten)+")")
+	have, err := w.db.Columns(ctx, src)
 	if err != nil || !slices.Equal(want, have) {
-		return "", false
+		return nil, false
 	}
-	out := filepath.Join(dir, "part-0.parquet")
-	if err := os.Link(w.prewritten, out); err != nil {
-		return "", false
+	var out []string
+	for i, f := range files {
+		rel, err := filepath.Rel(w.prewritten, f)
+		if err != nil || rel == "." {
+			rel = "part-" + strconv.Itoa(i) + ".parquet"
+		}
+		to := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return nil, false
+		}
+		if err := os.Link(f, to); err != nil {
+			for _, o := range out {
+				os.Remove(o)
+			}
+			return nil, false
+		}
+		out = append(out, to)
 	}
-	w.written = append(w.written, out)
+	w.written = append(w.written, out...)
 	return out, true
 }
 

@@ -165,8 +165,10 @@ type run struct {
 	isKeyed bool
 	// cleanup removes what the run staged on disk, when it ends.
 	cleanup []func()
-	// staged is the Parquet file a file source was read into ("" for an Iceberg source).
-	staged string
+	// staged is the Parquet file (or folder of files split by stagedParts) a file source was
+	// read into ("" for an Iceberg source).
+	staged      string
+	stagedParts []string
 	// inputs are the snapshots a SQL model read, by input name.
 	inputs map[string]int64
 	// cols are the extracted columns (those of "source" too).
@@ -180,6 +182,45 @@ func (r *run) stagingDir() (string, error) {
 		return lake.StagingDir(t.Catalog, r.p.BaseDir)
 	}
 	return os.MkdirTemp("", "ldp-extract-")
+}
+
+// stage writes the rows of SELECT sel FROM from to Parquet in dir and returns what reads them.
+// For an append to a partitioned Iceberg table the files are split as the table's are, so
+// they can become its data files as they are (see prewritten).
+func (r *run) stage(ctx context.Context, dir, sel, from string, cols []engine.Column) (string, error) {
+	t := r.p.Metadata.Target
+	if r.toIceberg() && len(t.PartitionBy) > 0 && r.res.Mode == lake.Append && r.p.Metadata.Transform == nil {
+		cast := make([]engine.Column, len(cols))
+		for i, c := range cols {
+			cast[i] = c
+			if ct := engine.IcebergCast(c.Type); ct != "" {
+				cast[i].Type = ct
+			}
+		}
+		if exprs, ok := lake.PartitionExprs(cast, t.PartitionBy); ok {
+			var keys, aliases []string
+			for i, e := range exprs {
+				a := "__ldp_p" + strconv.Itoa(i)
+				keys, aliases = append(keys, e+" AS "+a), append(aliases, a)
+			}
+			out := filepath.Join(dir, "extract")
+			n, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s, %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (%s), FILENAME_PATTERN 'part-{i}')",
+				sel, strings.Join(keys, ", "), from, engine.Lit(out), strings.Join(aliases, ", ")))
+			if err != nil {
+				return "", r.readError(err)
+			}
+			if n > 0 {
+				r.staged, r.stagedParts = out, exprs
+				return fmt.Sprintf("read_parquet(%s, hive_partitioning = false)", engine.Lit(filepath.Join(out, "**", "*.parquet"))), nil
+			}
+			os.RemoveAll(out) // no rows: no files to read back; stage one empty file instead
+		}
+	}
+	r.staged = filepath.Join(dir, "extract.parquet")
+	if _, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy)", sel, from, engine.Lit(r.staged))); err != nil {
+		return "", r.readError(err)
+	}
+	return fmt.Sprintf("read_parquet(%s)", engine.Lit(r.staged)), nil
 }
 
 // prewritten is the extracted file when it holds exactly the batch: no transform changed the
@@ -409,11 +450,10 @@ func (r *run) extract(ctx context.Context) error {
 			return err
 		}
 		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
-		r.staged = filepath.Join(dir, "extract.parquet")
-		if _, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy)", sel, from, engine.Lit(r.staged))); err != nil {
-			return r.readError(err)
+		if from, err = r.stage(ctx, dir, sel, from, cols); err != nil {
+			return err
 		}
-		from, sel = fmt.Sprintf("read_parquet(%s)", engine.Lit(r.staged)), "*"
+		sel = "*"
 	}
 	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW ldp_extract AS SELECT %s FROM %s", sel, from)); err != nil {
 		return r.readError(err)
@@ -545,7 +585,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 	}
 	defer cat.Close()
 	wo := lake.WriteOptions{
-		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy, Prewritten: r.prewritten(),
+		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy, Prewritten: r.prewritten(), PrewrittenPartitions: r.stagedParts,
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
 	}
 	if !r.keyed() {

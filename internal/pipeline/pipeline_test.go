@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -270,5 +271,61 @@ func TestTypesIcebergLacksAreCast(t *testing.T) {
 	}
 	if got := queryTable(t, p, "SELECT strftime(ts_ns, '%H:%M:%S.%f'), ts_tz = TIMESTAMPTZ '2026-09-01 10:00:00+00', tiny, big FROM t", 0); got != "10:00:00.123456 true 7 9" {
 		t.Errorf("row = %q (nanoseconds truncate to microseconds; the zoned instant is kept)", got)
+	}
+}
+
+// TestPartitionedAppendKeepsEachFileToOnePartition: a day-partitioned append (whose extract
+// becomes the data files as they are) leaves one file per day, each holding only its day, and
+// Iceberg's partition values say so; a later append of more days adds to it.
+func TestPartitionedAppendKeepsEachFileToOnePartition(t *testing.T) {
+	dir := t.TempDir()
+	putFile(t, filepath.Join(dir, "rides.csv"), "ride_id,pickup_ts,city\n1,2026-08-01 09:00:00,NYC\n2,2026-08-01 23:59:59,BKK\n3,2026-08-02 00:00:00,NYC\n4,2026-08-03 12:00:00,LIS\n")
+	p := spec(t, dir, `{"identifier": "rides", "metadata": {
+		"source": {"format": "CSV", "path": "rides.csv"},
+		"target": {"name": "rides", "format": "ICEBERG", "catalog": {"identifier": "lake"},
+		           "partition_by": [{"column": "pickup_ts", "transform": "day"}]}}}`)
+	if _, err := Run(context.Background(), p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tbl := loadTable(t, p)
+	files, err := lake.DataFiles(ctx, tbl, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 {
+		t.Fatalf("%d data files for 3 days: %v", len(files), files)
+	}
+	db, err := engine.OpenPrivate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	days := map[string]bool{}
+	for _, f := range files {
+		var n int
+		var day string
+		if err := db.QueryRow(ctx, "SELECT count(DISTINCT CAST(pickup_ts AS DATE)), CAST(min(CAST(pickup_ts AS DATE)) AS VARCHAR) FROM read_parquet("+engine.Lit(strings.TrimPrefix(f, "file://"))+")", &n, &day); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("data file %s holds %d days", f, n)
+		}
+		days[day] = true
+	}
+	if len(days) != 3 {
+		t.Errorf("days across files %v, want 3", days)
+	}
+	// The manifest's partition values are the days (what pruning reads).
+	scan := tbl.Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference("pickup_ts"), "2026-08-02T00:00:00")))
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 1 {
+		t.Errorf("a filter on one day plans %d files, want 1", len(tasks))
+	}
+	if got := queryTable(t, p, "SELECT count(*) FROM t", 0); got != "4" {
+		t.Errorf("rows %s, want 4", got)
 	}
 }
