@@ -89,6 +89,12 @@ type Target struct {
 
 // Catalog says which Iceberg catalog holds the target table.
 type Catalog struct {
+	// Type is local (the default: a SQLite catalog in the warehouse folder) or sql (a
+	// PostgreSQL or SQLite database at URI, which several ldp processes can share).
+	Type string `json:"type,omitempty"`
+	// URI is a sql catalog's database: postgres://USER@HOST:PORT/DB, or a SQLite file. A
+	// password is never written here: PostgreSQL's client reads PGPASSWORD.
+	URI           string `json:"uri,omitempty"`
 	Identifier    string `json:"identifier"`
 	Namespace     string `json:"namespace,omitempty"`
 	WarehousePath string `json:"warehouse_path,omitempty"`

@@ -39,6 +39,12 @@ type lakeDir struct {
 
 func newLake(t *testing.T, days int) *lakeDir {
 	t.Helper()
+	return newLakeOn(t, days, `{"identifier": "shop"}`)
+}
+
+// newLakeOn is newLake with the tables in the catalog the JSON block describes.
+func newLakeOn(t *testing.T, days int, catalog string) *lakeDir {
+	t.Helper()
 	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
 	var b strings.Builder
 	b.WriteString("order_id,ordered_at,amount\n")
@@ -55,8 +61,8 @@ func newLake(t *testing.T, days int) *lakeDir {
 			"window": {"size": "day", "column": "ordered_at", "timezone": "Europe/Paris"},
 			"source": {"name": "orders", "format": "CSV", "path": "orders.csv"},
 			"target": {"name": "orders_%s", "format": "ICEBERG", "write_mode": %q, "join_cols": ["order_id"],
-			           "catalog": {"identifier": "shop"}},
-			"quality": [{"check": "row_count", "min": 1}, {"check": "unique", "columns": ["order_id"]}]}}`, mode, mode, mode))
+			           "catalog": %s},
+			"quality": [{"check": "row_count", "min": 1}, {"check": "unique", "columns": ["order_id"]}]}}`, mode, mode, mode, catalog))
 	}
 	return l
 }
@@ -130,8 +136,23 @@ func TestRaceOfProcesses(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("LDP_RACE_PROCS")); err == nil && v > 0 {
 		procs = v
 	}
+	race(t, newLake(t, 4), procs)
+}
+
+// TestRaceOfProcessesOnPostgres: the same race with 8 processes and the tables in a shared
+// catalog on a real PostgreSQL server, where no file lock keeps writers apart: the protocol
+// alone does.
+func TestRaceOfProcessesOnPostgres(t *testing.T) {
+	uri := startPostgres(t)
+	wh := filepath.Join(t.TempDir(), "shared-warehouse")
+	race(t, newLakeOn(t, 4, fmt.Sprintf(`{"type": "sql", "uri": %q, "identifier": "shop", "warehouse_path": %q}`, uri, wh)), 8)
+}
+
+// race has procs processes publish the same windows at once, in each write mode, over two
+// rounds of two days, and checks each table.
+func race(t *testing.T, l *lakeDir, procs int) {
+	t.Helper()
 	const rounds, perRound = 2, 2
-	l := newLake(t, rounds*perRound)
 	for _, mode := range []string{"append", "overwrite", "upsert"} {
 		var published []int
 		for round := 0; round < rounds; round++ {

@@ -59,6 +59,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newApplyCmd(s),
 		newMaintainCmd(s),
 		newDbtCmd(s),
+		newCatalogCmd(s),
 		newBackfillCmd(s),
 		newScheduleCmd(s),
 		newWatchCmd(s),

@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 // Catalog is the Iceberg catalog a spec names.
@@ -30,14 +31,37 @@ type Catalog struct {
 
 	cat *sqlcat.Catalog
 	db  *sql.DB
+	// postgres is set for a PostgreSQL database (its placeholders are $1, not ?).
+	postgres bool
+	// shared is set for a catalog other machines write to: no local lock applies.
+	shared bool
 }
 
-// Open opens (creating on first use) the local catalog of c: iceberg-go's SQL catalog on
-// <warehouse>/<identifier>_catalog.db, with the warehouse folder resolved against baseDir.
+// providers open a catalog of each type: a new type is one more entry (and its file).
+var providers = map[string]func(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error){
+	"local": openLocal,
+	"sql":   openShared,
+}
+
+// Open opens (creating on first use) the catalog c names; paths resolve against baseDir.
 func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
 	if c == nil {
 		return nil, errors.New("no catalog: an ICEBERG target or source needs a catalog")
 	}
+	t := c.Type
+	if t == "" {
+		t = "local"
+	}
+	open, ok := providers[t]
+	if !ok {
+		return nil, ldperr.Configf("", "catalog type %q is not known: use local or sql", c.Type)
+	}
+	return open(ctx, c, baseDir)
+}
+
+// openLocal opens iceberg-go's SQL catalog on <warehouse>/<identifier>_catalog.db, with the
+// warehouse folder resolved against baseDir.
+func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
 	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
 	if err != nil {
 		return nil, err
@@ -106,6 +130,9 @@ func OpenExisting(ctx context.Context, vc *v1.Catalog, baseDir string) (*Catalog
 	if vc == nil {
 		return nil, errors.New("no catalog")
 	}
+	if vc.Type != "" && vc.Type != "local" {
+		return Open(ctx, vc, baseDir) // a shared catalog is a server: there is nothing to create
+	}
 	if _, err := os.Stat(filepath.Join(WarehouseDir(vc, baseDir), vc.Identifier+"_catalog.db")); err != nil {
 		return nil, nil
 	}
@@ -173,8 +200,11 @@ func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 // indexed row). "" when the table is not there.
 func (c *Catalog) metadataLocation(ctx context.Context, r Ref) (string, error) {
 	var loc sql.NullString
-	err := c.db.QueryRowContext(ctx, `SELECT metadata_location FROM iceberg_tables
-		WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`, c.Identifier, r.Namespace, r.Name).Scan(&loc)
+	q := `SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`
+	if c.postgres {
+		q = `SELECT metadata_location FROM iceberg_tables WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3`
+	}
+	err := c.db.QueryRowContext(ctx, q, c.Identifier, r.Namespace, r.Name).Scan(&loc)
 	if err != nil {
 		return "", err
 	}

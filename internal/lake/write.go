@@ -133,8 +133,10 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 		}
 	}
 	var lock *flock.Lock
-	if b.mode != Append {
+	if b.mode != Append && !c.shared {
 		// Appends commute; overwrite and upsert read the table, then replace what they read.
+		// The lock only saves a local writer wasted re-stages: on a shared catalog, whose
+		// writers are on other machines, the protocol alone keeps them apart.
 		if lock, err = flock.Acquire(c.LockPath(ref)); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+func newCatalogCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{Use: "catalog", Short: "Check the Iceberg catalog a spec names"}
+	var asJSON bool
+	test := &cobra.Command{
+		Use:   "test SPEC",
+		Short: "Connect to a spec's catalog, list namespaces, create and drop a scratch table",
+		Long: `Check that the catalog of a dataset config's target works for ldp: connect, list the
+namespaces, create the target's namespace if missing, and create and drop a scratch table. Each
+step prints ok or what failed, in plain words; secrets never print.
+
+Exit status: 0 every step worked, 1 a step failed.`,
+		Example: `  ldp catalog test orders.json`,
+		Args:    exactArgs(1, "name the dataset config, for example: ldp catalog test orders.json"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := loadPipeline(args[0])
+			if err != nil {
+				return err
+			}
+			c := p.Metadata.Target.Catalog
+			if c == nil {
+				return ldperr.Configf(p.Path, "its target is a %s file: there is no catalog to test", p.Metadata.Target.Format)
+			}
+			steps := []lake.Step{{What: "connect to catalog " + c.Identifier}}
+			cat, err := lake.Open(cmd.Context(), c, p.BaseDir)
+			if err != nil {
+				steps[0].Error = err.Error()
+			} else {
+				defer cat.Close()
+				steps = append(steps, cat.Check(cmd.Context(), c.NamespaceName())...)
+			}
+			failed := false
+			for _, st := range steps {
+				failed = failed || st.Error != ""
+			}
+			if asJSON {
+				if err := writeJSON(s.Out, map[string]any{"catalog": c.Identifier, "steps": steps, "ok": !failed}); err != nil {
+					return err
+				}
+			} else {
+				for _, st := range steps {
+					if st.Error != "" {
+						fmt.Fprintf(s.Out, "FAIL  %s: %s\n", st.What, st.Error)
+					} else {
+						fmt.Fprintf(s.Out, "ok    %s\n", st.What)
+					}
+				}
+			}
+			if failed {
+				return ldperr.Silent(ldperr.ExitFailed)
+			}
+			return nil
+		},
+	}
+	test.Flags().BoolVar(&asJSON, "json", false, "print the steps as JSON")
+	cmd.AddCommand(test)
+	return cmd
+}

@@ -1,0 +1,108 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver: iceberg-go ships no PostgreSQL driver
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/redact"
+)
+
+// openShared opens a catalog of type sql: iceberg-go's SQL catalog in the PostgreSQL (or
+// SQLite) database at c.URI, which ldp processes on several machines can share. The file lock
+// of the local catalog does not reach other machines, so concurrent writers are kept apart by
+// the exactly-once protocol alone: a commit that lost the race fails its requirement and is
+// staged again on the new main.
+func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
+	if c.URI == "" {
+		return nil, ldperr.Configf("", "catalog %s of type sql needs uri: postgres://USER@HOST:PORT/DB or a SQLite file", c.Identifier)
+	}
+	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(wh, 0o755); err != nil {
+		return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
+	}
+	driver, dialect, dsn, pg := "sqlite", sqlcat.SQLite, c.URI, false
+	if strings.HasPrefix(c.URI, "postgres://") || strings.HasPrefix(c.URI, "postgresql://") {
+		driver, dialect, pg = "pgx", sqlcat.Postgres, true
+	} else {
+		dsn = "file:" + strings.TrimPrefix(c.URI, "file:") + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	}
+	// Several processes creating the catalog's tables at once can collide in the database's
+	// own catalog (seen: duplicate key in pg_type); such an open changed nothing and is tried
+	// again.
+	deadline := time.Now().Add(60 * time.Second)
+	for try := 0; ; try++ {
+		db, err := sql.Open(driver, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open catalog %s: %s", c.Identifier, redact.String(err.Error()))
+		}
+		cat, err := sqlcat.NewCatalog(c.Identifier, db, dialect, iceberg.Properties{"warehouse": "file://" + wh})
+		if err == nil {
+			return &Catalog{Identifier: c.Identifier, Warehouse: wh, cat: cat, db: db, postgres: pg, shared: true}, nil
+		}
+		db.Close()
+		if time.Now().After(deadline) || strings.Contains(err.Error(), "connect") || strings.Contains(err.Error(), "authentication") {
+			return nil, fmt.Errorf("open catalog %s at %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(20*time.Millisecond)*int64(min(try+1, 10))) + 1))
+	}
+}
+
+// Step is one step of a catalog check: what was tried, and the error in plain words if it
+// failed.
+type Step struct {
+	What  string `json:"step"`
+	Error string `json:"error,omitempty"`
+}
+
+// Check connects to the catalog (done by Open), lists its namespaces, and creates and drops a
+// scratch table in namespace ns: what ldp needs of a catalog. It stops at the first failure.
+func (c *Catalog) Check(ctx context.Context, ns string) []Step {
+	var steps []Step
+	do := func(what string, f func() error) bool {
+		s := Step{What: what}
+		if err := f(); err != nil {
+			s.Error = redact.String(err.Error())
+		}
+		steps = append(steps, s)
+		return s.Error == ""
+	}
+	var names []string
+	if !do("list namespaces", func() error {
+		list, err := c.cat.ListNamespaces(ctx, nil)
+		for _, n := range list {
+			names = append(names, strings.Join(n, "."))
+		}
+		return err
+	}) {
+		return steps
+	}
+	steps[len(steps)-1].What = fmt.Sprintf("list namespaces (%d: %s)", len(names), strings.Join(names, ", "))
+	if !do("create namespace "+ns+" if missing", func() error { return c.ensureNamespace(ctx, ns) }) {
+		return steps
+	}
+	ref := Ref{Namespace: ns, Name: fmt.Sprintf("ldp_catalog_check_%d", rand.Int64N(1e9))}
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+	if !do("create scratch table "+ref.String(), func() error {
+		_, err := c.cat.CreateTable(ctx, ref.ident(), sc)
+		return err
+	}) {
+		return steps
+	}
+	do("drop scratch table "+ref.String(), func() error { return c.cat.DropTable(ctx, ref.ident()) })
+	return steps
+}
