@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/dbt"
@@ -158,6 +160,24 @@ func dbtVars(own map[string]any, w v1.LogicalWindow) map[string]any {
 		vars["window_end"] = v1.FormatInstant(w.End)
 	}
 	return vars
+}
+
+// dbtReads are the tables a dbt task's project reads (the sources of its ldp_dbt.json), as
+// target identities; none when the project cannot be read (the plan reports that itself).
+func dbtReads(wf *Workflow, t v1.Task) []string {
+	cfg, err := dbt.Load(filepath.Join(filepath.Dir(wf.File), t.Dbt.Project))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, views := range cfg.Sources {
+		for _, ref := range views {
+			ns, name, _ := strings.Cut(ref, ".")
+			out = append(out, "iceberg:"+ns+"."+name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // modelPipeline is the pipeline that publishes a dbt model: its table in dbt's DuckDB file to

@@ -95,6 +95,9 @@ func inputIdentity(in v1.TableRef) string {
 
 // sortedInputs lists the input names of a sql pipeline in order.
 func sortedInputs(p *v1.Pipeline) []string {
+	if p == nil {
+		return nil
+	}
 	var names []string
 	for n := range p.Metadata.Source.Inputs {
 		names = append(names, n)

@@ -177,15 +177,15 @@ func OrderWarnings(w *Workflow) []string {
 	var out []string
 	for _, t := range w.Tasks {
 		p := w.Pipelines[t.ID]
-		if p == nil {
-			continue
-		}
 		var reads []string
-		if p.Metadata.Source.Format == "ICEBERG" && p.Metadata.Source.Catalog != nil {
+		if p != nil && p.Metadata.Source.Format == "ICEBERG" && p.Metadata.Source.Catalog != nil {
 			reads = append(reads, "iceberg:"+p.Metadata.Source.Catalog.NamespaceName()+"."+p.Metadata.Source.Name)
 		}
 		for _, name := range sortedInputs(p) {
 			reads = append(reads, inputIdentity(p.Metadata.Source.Inputs[name]))
+		}
+		if t.Dbt != nil {
+			reads = append(reads, dbtReads(w, t)...)
 		}
 		for _, src := range reads {
 			if writer, ok := writers[src]; ok && writer != t.ID && !reaches(t.ID, writer, map[string]bool{}) {
