@@ -77,6 +77,16 @@ type Runner struct {
 	// Stopping, when it reports true, makes the runner start no new task or window: the task
 	// that is running finishes (a graceful shutdown).
 	Stopping func() bool
+	// Leases, when set, makes ticks take a lease per window in the workflow's shared
+	// (PostgreSQL) catalog instead of the folder's lock, so processes on several machines
+	// divide the windows of one folder.
+	Leases *LeaseOptions
+}
+
+// LeaseOptions are how a process holds windows in a shared catalog.
+type LeaseOptions struct {
+	Holder string        // who holds them: host and process id
+	TTL    time.Duration // how long a lease lasts unrenewed (renewed every third of it)
 }
 
 func (r *Runner) stopping() bool { return r.Stopping != nil && r.Stopping() }

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/flock"
+	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/internal/window"
@@ -164,6 +165,8 @@ type FileTick struct {
 	Due      int               `json:"due"`
 	Ran      []*Result         `json:"ran"`
 	Waiting  int               `json:"waiting,omitempty"`
+	// Leased counts the due windows another process held (with --leases).
+	Leased int `json:"leased,omitempty"`
 }
 
 // TickResult is a whole tick.
@@ -182,6 +185,9 @@ func LockPath(dir string) string { return filepath.Join(dir, ".ldp", "locks", "s
 // attempt of that run, so it fences every older attempt. One file's error does not stop the
 // others.
 func (r *Runner) Tick(ctx context.Context, dir string, now time.Time, maxWindows int) (*TickResult, error) {
+	if r.Leases != nil {
+		return r.tickLocked(ctx, dir, now, maxWindows) // windows are leased one by one instead
+	}
 	lock, err := flock.TryLock(LockPath(dir))
 	if errors.Is(err, flock.ErrLocked) {
 		return &TickResult{Locked: LockPath(dir), Files: []FileTick{}}, nil
@@ -250,15 +256,107 @@ func (r *Runner) tickOne(ctx context.Context, observer *Observer, s Scheduled, n
 			continue
 		}
 		wp := wp
+		var lease *lake.Lease
+		if r.Leases != nil {
+			var done bool
+			if lease, done, err = r.leaseWindow(ctx, observer, s, &wp); err != nil {
+				return Worse(code, ldperr.ExitFailed), err
+			}
+			if lease == nil {
+				if !done {
+					ft.Leased++ // another process holds it
+				}
+				continue
+			}
+		}
 		o := RunOptions{Plan: &wp}
 		if wp.LastRun != nil && wp.State != reconcile.Published && !(wp.State == reconcile.Missing && allSucceeded(wp.LastRun)) {
 			o.RunID, o.Attempt = wp.LastRun.RunID, wp.LastRun.Attempt+1
 		}
+		stopRenew := r.renew(ctx, lease)
 		out := r.Run(ctx, s.WF, wp.Window, o)
+		stopRenew()
 		ft.Ran = append(ft.Ran, out)
 		code = Worse(code, out.ExitCode())
 	}
 	return code, nil
+}
+
+// leaseWindow takes the window's lease in the workflow's shared catalog. With the lease held,
+// it plans the window again (another process may have finished it since the plan was made):
+// a window now done is released, and done is true.
+func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Scheduled, wp *reconcile.WindowPlan) (*lake.Lease, bool, error) {
+	cat, err := sharedCatalog(ctx, s.WF)
+	if err != nil {
+		return nil, false, err
+	}
+	lease, err := cat.AcquireLease(ctx, s.WF.Name+"|"+wp.Window.String(), r.Leases.Holder, r.Leases.TTL)
+	if err != nil || lease == nil {
+		cat.Close()
+		return nil, false, err
+	}
+	lease.OnRelease = func() { cat.Close() }
+	obs, err := observer.Observe(ctx, s.WF)
+	if err != nil {
+		lease.Release(ctx)
+		return nil, false, err
+	}
+	again := reconcile.Plan(s.WF.Object(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{})
+	if len(again) == 1 && again[0].Action == reconcile.Skip {
+		lease.Release(ctx)
+		return nil, true, nil
+	}
+	if len(again) == 1 {
+		*wp = again[0]
+	}
+	return lease, false, nil
+}
+
+// renew keeps lease alive while a window runs; the returned function stops it and releases
+// the lease. A nil lease does nothing.
+func (r *Runner) renew(ctx context.Context, lease *lake.Lease) func() {
+	if lease == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(r.Leases.TTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := lease.Renew(ctx, r.Leases.TTL); err != nil {
+					r.warn(err.Error())
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		lease.Release(context.Background())
+	}
+}
+
+// sharedCatalog opens the first PostgreSQL catalog a workflow's tasks write to: where its
+// windows' leases live.
+func sharedCatalog(ctx context.Context, wf *Workflow) (*lake.Catalog, error) {
+	for _, t := range wf.Tasks {
+		p := wf.Pipelines[t.ID]
+		if p == nil || p.Metadata.Target.Catalog == nil || p.Metadata.Target.Catalog.Type != "sql" {
+			continue
+		}
+		cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
+		if err != nil {
+			return nil, err
+		}
+		if cat.SupportsLeases() {
+			return cat, nil
+		}
+		cat.Close()
+	}
+	return nil, ldperr.Configf(wf.File, "leases need a catalog of type sql on PostgreSQL among the workflow's targets; without one, tick without --leases (the folder lock divides the work)")
 }
 
 // allSucceeded is a last run that succeeded: a window whose keys are gone after one starts a

@@ -150,16 +150,18 @@ func (w *Watcher) reconcile(ctx context.Context, why string) {
 	if w.stop.Load() {
 		return
 	}
-	lock, err := flock.TryLock(LockPath(w.Dir))
-	if errors.Is(err, flock.ErrLocked) {
-		w.Log.Info("another tick holds the lock; skipped", "lock", LockPath(w.Dir), "why", why)
-		return
+	if w.Runner.Leases == nil { // with leases, windows are held one by one instead
+		lock, err := flock.TryLock(LockPath(w.Dir))
+		if errors.Is(err, flock.ErrLocked) {
+			w.Log.Info("another tick holds the lock; skipped", "lock", LockPath(w.Dir), "why", why)
+			return
+		}
+		if err != nil {
+			w.Log.Error("lock", "error", err.Error())
+			return
+		}
+		defer lock.Release()
 	}
-	if err != nil {
-		w.Log.Error("lock", "error", err.Error())
-		return
-	}
-	defer lock.Release()
 	found, err := DiscoverScheduled(w.Dir)
 	if err != nil {
 		w.Log.Error("discover", "error", err.Error())

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // findPG finds a PostgreSQL server program on the PATH or in Debian's versioned folders.
@@ -103,5 +106,126 @@ func TestSharedCatalogOnPostgres(t *testing.T) {
 	}
 	if strings.Contains(out+errs, "s3cr3t-pass") {
 		t.Errorf("the password printed: %s %s", out, errs)
+	}
+}
+
+// leasedFolder is a folder of n daily scheduled dataset configs whose tables are in the
+// PostgreSQL catalog at uri, each due for 2026-08-01 at leaseNow.
+func leasedFolder(t *testing.T, uri string, n int) *lakeDir {
+	t.Helper()
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	os.MkdirAll(filepath.Join(l.dir, "specs", "drops"), 0o755)
+	l.write(t, "specs/drops/orders_2026-08-01.csv", "order_id,ordered_at,amount\n1,2026-08-01 09:00:00,10\n2,2026-08-01 10:00:00,20\n")
+	wh := filepath.Join(l.dir, "warehouse")
+	for i := 0; i < n; i++ {
+		l.write(t, fmt.Sprintf("specs/feed_%d.json", i), fmt.Sprintf(`{"identifier": "feed_%d", "metadata": {"schedule": "0 1 * * *",
+			"window": {"size": "day", "column": "ordered_at"},
+			"source": {"format": "CSV", "path": "drops/orders_{window_start:%%Y-%%m-%%d}.csv"},
+			"target": {"name": "feed_%d", "format": "ICEBERG", "catalog": {"type": "sql", "uri": %q, "identifier": "shop", "warehouse_path": %q}}}}`, i, i, uri, wh))
+	}
+	return l
+}
+
+const leaseNow = "2026-08-02T12:00:00Z"
+
+// startedRuns counts the workflow runs in the folder's ledger by workflow, and returns the
+// run id of each workflow's first run.
+func startedRuns(t *testing.T, l *lakeDir) (map[string]int, map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(l.dir, "specs", ".ldp", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, first := map[string]int{}, map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct {
+			Type    string `json:"type"`
+			RunID   string `json:"run_id"`
+			Payload struct {
+				Workflow string `json:"workflow"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == "workflow.started" {
+			counts[e.Payload.Workflow]++
+			if first[e.Payload.Workflow] == "" {
+				first[e.Payload.Workflow] = e.RunID
+			}
+		}
+	}
+	return counts, first
+}
+
+// TestTwoTickersDivideWindowsByLease: two ldp processes tick one folder at once with
+// --leases: every due window is published once, each run by one process only.
+func TestTwoTickersDivideWindowsByLease(t *testing.T) {
+	uri := startPostgres(t)
+	l := leasedFolder(t, uri, 6)
+	barrier := filepath.Join(l.dir, "go")
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for i := 0; i < 2; i++ {
+		c := exec.Command("sh", "-c", fmt.Sprintf("while [ ! -e %s ]; do sleep 0.005; done; %s schedule tick specs --leases --now %s --json", barrier, l.ldp, leaseNow))
+		c.Dir = l.dir
+		var out bytes.Buffer
+		c.Stdout, c.Stderr = &out, &out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, c), append(outs, &out)
+	}
+	os.WriteFile(barrier, nil, 0o644)
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("ticker %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	counts, _ := startedRuns(t, l)
+	for i := 0; i < 6; i++ {
+		if n := counts[fmt.Sprintf("feed_%d", i)]; n != 1 {
+			t.Errorf("feed_%d's window was run %d times, want once", i, n)
+		}
+	}
+	code, out, errs := l.run(t, nil, "diff", "-f", "specs", "--now", leaseNow)
+	if code != 0 || !strings.Contains(out, "nothing to do") {
+		t.Errorf("after both ticks: %d %s %s", code, out, errs)
+	}
+}
+
+// TestLeaseOutlivesADeadHolder: a ticker stops mid-window holding the window's lease; another
+// ticker leaves the window alone while the lease lasts, then takes it over as the next attempt
+// of the same run, and the window's key is on main once.
+func TestLeaseOutlivesADeadHolder(t *testing.T) {
+	uri := startPostgres(t)
+	l := leasedFolder(t, uri, 1)
+	a := l.cmd([]string{"LDP_FAULT=staged:stop"}, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Process.Kill()
+	deadline := time.Now().Add(60 * time.Second)
+	for procState(a.Process.Pid) != 'T' {
+		if time.Now().After(deadline) {
+			t.Fatal("the first ticker never reached the staged point")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, out, errs := l.run(t, nil, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow, "--json")
+	if code != 0 || !strings.Contains(out, `"leased": 1`) || strings.Contains(out, `"attempt"`) {
+		t.Fatalf("while the lease lasts, the window must be left alone: %d %s %s", code, out, errs)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	code, out, errs = l.run(t, nil, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow, "--json")
+	if code != 0 {
+		t.Fatalf("take-over tick: %d %s %s", code, out, errs)
+	}
+	_, first := startedRuns(t, l)
+	if !strings.Contains(out, `"run_id": "`+first["feed_0"]+`"`) || !strings.Contains(out, `"attempt": 2`) {
+		t.Errorf("the take-over is not attempt 2 of run %s: %s", first["feed_0"], out)
+	}
+	a.Process.Kill()
+	a.Wait()
+	code, out, errs = l.run(t, nil, "commits", "specs/feed_0.json", "--json")
+	if code != 0 || strings.Count(out, `"idempotency_key"`) != 1 {
+		t.Errorf("keys on main after the take-over: %d %s %s", code, out, errs)
 	}
 }

@@ -47,6 +47,7 @@ func parseNow(v string) (time.Time, error) {
 func newTickCmd(s *streams) *cobra.Command {
 	var nowFlag string
 	var maxWindows int
+	var leases leaseFlags
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tick DIR",
@@ -70,7 +71,9 @@ not be ticked, or a scheduled file is not valid.`,
 			if err != nil {
 				return usageError(cmd, "%v", err)
 			}
-			res, err := runnerFor(s).Tick(cmd.Context(), args[0], t, maxWindows)
+			r := runnerFor(s)
+			r.Leases = leases.options()
+			res, err := r.Tick(cmd.Context(), args[0], t, maxWindows)
 			if err != nil {
 				return err
 			}
@@ -110,6 +113,7 @@ not be ticked, or a scheduled file is not valid.`,
 	cmd.Flags().StringVar(&nowFlag, "now", "", "tick as if it were this time, ISO-8601 (default: now)")
 	cmd.Flags().IntVar(&maxWindows, "max-windows", 1000, "run at most this many windows per file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	leases.flags(cmd)
 	return cmd
 }
 
@@ -394,4 +398,23 @@ WantedBy=timers.target
 
 func xmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// leaseFlags are --leases and --lease-ttl, shared by ldp schedule tick and ldp watch.
+type leaseFlags struct {
+	on  bool
+	ttl time.Duration
+}
+
+func (f *leaseFlags) flags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.on, "leases", false, "divide windows with other ldp processes (on other machines) by a lease per window in the workflows' PostgreSQL catalog, instead of the folder's lock")
+	cmd.Flags().DurationVar(&f.ttl, "lease-ttl", 30*time.Second, "how long a window's lease outlives a process that stopped renewing it")
+}
+
+func (f *leaseFlags) options() *controllers.LeaseOptions {
+	if !f.on {
+		return nil
+	}
+	host, _ := os.Hostname()
+	return &controllers.LeaseOptions{Holder: fmt.Sprintf("%s:%d", host, os.Getpid()), TTL: f.ttl}
 }

@@ -12,6 +12,7 @@ import (
 
 func newWatchCmd(s *streams) *cobra.Command {
 	var resync, debounce time.Duration
+	var leases leaseFlags
 	var format, metrics string
 	var maxWindows int
 	cmd := &cobra.Command{
@@ -40,11 +41,14 @@ ldp exits 0.`,
 			if format == "json" {
 				h = slog.NewJSONHandler(out, nil)
 			}
-			w := &controllers.Watcher{Dir: args[0], Runner: runnerFor(s), Resync: resync, Debounce: debounce,
+			r := runnerFor(s)
+			r.Leases = leases.options()
+			w := &controllers.Watcher{Dir: args[0], Runner: r, Resync: resync, Debounce: debounce,
 				MaxWindows: maxWindows, Log: slog.New(h), Now: now, MetricsAddr: metrics}
 			return w.Run(cmd.Context())
 		},
 	}
+	leases.flags(cmd)
 	cmd.Flags().DurationVar(&resync, "resync", time.Minute, "reconcile at least this often")
 	cmd.Flags().DurationVar(&debounce, "debounce", 300*time.Millisecond, "wait this long after a change before reconciling")
 	cmd.Flags().StringVar(&format, "log-format", "text", "log lines as text or json")
