@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -227,5 +228,48 @@ func TestLeaseOutlivesADeadHolder(t *testing.T) {
 	code, out, errs = l.run(t, nil, "commits", "specs/feed_0.json", "--json")
 	if code != 0 || strings.Count(out, `"idempotency_key"`) != 1 {
 		t.Errorf("keys on main after the take-over: %d %s %s", code, out, errs)
+	}
+}
+
+// TestTwoWatchersDivideWindowsByLease: two ldp watch processes with --leases on one folder
+// publish every due window once, each window run by one of them.
+func TestTwoWatchersDivideWindowsByLease(t *testing.T) {
+	uri := startPostgres(t)
+	l := leasedFolder(t, uri, 4)
+	// The specs are due for yesterday (UTC) by the real clock that watch reads, or for the day
+	// before between midnight and the 01:00 fire: both days have their drop.
+	for back := 1; back <= 2; back++ {
+		day := time.Now().UTC().AddDate(0, 0, -back).Format("2006-01-02")
+		l.write(t, "specs/drops/orders_"+day+".csv", "order_id,ordered_at,amount\n1,"+day+" 09:00:00,10\n")
+	}
+	var logs [2]*syncBuffer
+	var watchers []*exec.Cmd
+	for i := range logs {
+		logs[i] = &syncBuffer{}
+		w := l.cmd(nil, "watch", "specs", "--leases", "--resync", "1h")
+		w.Stdout, w.Stderr = logs[i], logs[i]
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		watchers = append(watchers, w)
+	}
+	defer func() {
+		for _, w := range watchers {
+			w.Process.Signal(syscall.SIGTERM)
+			w.Wait()
+		}
+	}()
+	both := &syncBuffer{}
+	waitFor(t, "every due window published", 90*time.Second, func() bool {
+		code, out, _ := l.run(t, nil, "diff", "-f", "specs")
+		both = &syncBuffer{}
+		both.Write([]byte(logs[0].String() + logs[1].String()))
+		return code == 0 && strings.Contains(out, "nothing to do")
+	}, both)
+	counts, _ := startedRuns(t, l)
+	for i := 0; i < 4; i++ {
+		if n := counts[fmt.Sprintf("feed_%d", i)]; n != 1 {
+			t.Errorf("feed_%d's window was run %d times, want once", i, n)
+		}
 	}
 }
