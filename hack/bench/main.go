@@ -483,7 +483,7 @@ func report(c *config, rows []row, quick bool) string {
 	}
 	b.WriteString("| Part | Figure | ldp | Reference | Ratio | Goal | Met |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s %s | %s %s (%s) | %.2f | %s | %s |\n", r.Part, r.Figure, num(r.Value), r.Unit, num(r.Ref), r.refUnit(), r.RefName, r.ratio(), r.goal(), r.met())
+		fmt.Fprintf(&b, "| %s | %s | %s %s | %s %s (%s) | %.2f | %s | %s |\n", r.Part, r.Figure, num(r.Value), r.Unit, num(r.Ref), r.Unit, r.RefName, r.ratio(), r.goal(), r.met())
 	}
 	b.WriteString("\n" + findings)
 	b.WriteString("\n## Machine\n\n")
@@ -491,13 +491,6 @@ func report(c *config, rows []row, quick bool) string {
 		cpuModel(), runtime.NumCPU(), memTotal(), runtime.GOOS, kernel(), runtime.Version(), time.Now().UTC().Format("2006-01-02"))
 	b.WriteString("\n## How each figure is measured\n\n" + method)
 	return b.String()
-}
-
-func (r row) refUnit() string {
-	if r.Unit == "/s" {
-		return "/s"
-	}
-	return r.Unit
 }
 
 // findings are what the profiles of the first runs found, and what is left where a figure is
