@@ -115,6 +115,14 @@ func StagingDir(c *v1.Catalog, baseDir string) (string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", err
 	}
+	// A run that was killed leaves its folder behind; one a day old belongs to no live run.
+	if ents, err := os.ReadDir(root); err == nil {
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), "run-") && time.Since(info.ModTime()) > 24*time.Hour {
+				os.RemoveAll(filepath.Join(root, e.Name()))
+			}
+		}
+	}
 	return os.MkdirTemp(root, "run-")
 }
 

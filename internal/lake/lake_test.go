@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -347,4 +348,30 @@ func mustLoad(t *testing.T, f *fixture) *table.Table {
 		t.Fatal(err)
 	}
 	return tbl
+}
+
+// TestStagingDirClearsWhatKilledRunsLeft: a scratch folder a day old (a killed run's) is
+// removed when the next run makes its own; a fresh one (a live run's) is kept.
+func TestStagingDirClearsWhatKilledRunsLeft(t *testing.T) {
+	base := t.TempDir()
+	c := &v1.Catalog{Identifier: "lake"}
+	old, err := StagingDir(c, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := StagingDir(c, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Now().Add(-25 * time.Hour)
+	os.Chtimes(old, day, day)
+	if _, err := StagingDir(c, base); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("a day-old scratch folder survived: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live run's scratch folder was removed: %v", err)
+	}
 }
