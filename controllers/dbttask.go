@@ -205,32 +205,9 @@ func modelPipeline(project string, cfg *dbt.Config, n dbt.Node) *v1.Pipeline {
 // lastBuild is the fingerprint of the last build of task for window in the ledger, when it
 // succeeded; "" otherwise.
 func lastBuild(path, workflow, window, task string) string {
-	events, _, err := ledger.Read(path)
+	st, err := new(Observer).ledger(path)
 	if err != nil {
 		return ""
 	}
-	type key struct {
-		run     string
-		attempt int
-	}
-	ours := map[key]bool{}
-	fp := ""
-	for _, e := range events {
-		k := key{e.RunID, e.Attempt}
-		switch e.Type {
-		case WorkflowStarted:
-			w, _ := e.Payload["workflow"].(string)
-			lw, _ := e.Payload["logical_window"].(string)
-			ours[k] = w == workflow && lw == window
-		case TaskFinished:
-			if id, _ := e.Payload["task"].(string); !ours[k] || id != task {
-				continue
-			}
-			fp = ""
-			if st, _ := e.Payload["status"].(string); st == Succeeded {
-				fp, _ = e.Payload["fingerprint"].(string)
-			}
-		}
-	}
-	return fp
+	return st.fold.lastBuild(workflow, window, task)
 }

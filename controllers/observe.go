@@ -132,6 +132,8 @@ type runEvent struct {
 		Window   string `json:"logical_window"`
 		Task     string `json:"task"`
 		Status   string `json:"status"`
+		// Fingerprint is a dbt task's build (task.finished).
+		Fingerprint string `json:"fingerprint"`
 	} `json:"payload"`
 }
 
@@ -160,17 +162,8 @@ func runEvents(b []byte) []runEvent {
 	return out
 }
 
-// KeysOnMain walks a table's main branch once and returns its idempotency keys.
-func KeysOnMain(ctx context.Context, c *v1.Catalog, base string, ref lake.Ref) (map[string]bool, error) {
-	cat, err := lake.OpenExisting(ctx, c, base)
-	if err != nil || cat == nil {
-		return map[string]bool{}, err
-	}
-	defer cat.Close()
-	return keysOnMain(ctx, cat, ref)
-}
-
-// keysOnMain is KeysOnMain in an open catalog; a nil catalog (not created yet) holds no key.
+// keysOnMain walks a table's main branch once and returns its idempotency keys; a nil
+// catalog (not created yet) holds no key.
 func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[string]bool, error) {
 	keys := map[string]bool{}
 	if cat == nil {
@@ -228,6 +221,8 @@ type runKey struct {
 type runState struct {
 	window string
 	last   reconcile.LastRun
+	// fingerprints are the builds of the run's dbt tasks.
+	fingerprints map[string]string
 }
 
 func newRunFold() *runFold {
@@ -248,6 +243,12 @@ func (f *runFold) add(events []runEvent) {
 		case TaskFinished:
 			if r := f.runs[k]; r != nil {
 				r.last.Tasks[e.Payload.Task] = e.Payload.Status
+				if e.Payload.Fingerprint != "" {
+					if r.fingerprints == nil {
+						r.fingerprints = map[string]string{}
+					}
+					r.fingerprints[e.Payload.Task] = e.Payload.Fingerprint
+				}
 			}
 		case WorkflowFinished:
 			if r := f.runs[k]; r != nil {
@@ -255,6 +256,25 @@ func (f *runFold) add(events []runEvent) {
 			}
 		}
 	}
+}
+
+// lastBuild is the fingerprint of the last build of task for window of workflow (in the last
+// run of the window that finished the task; the run asking has not), when that build
+// succeeded; "" otherwise.
+func (f *runFold) lastBuild(workflow, window, task string) string {
+	runs := f.byWorkflow[workflow]
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		st, ok := r.last.Tasks[task]
+		if r.window != window || !ok {
+			continue
+		}
+		if st != Succeeded {
+			return ""
+		}
+		return r.fingerprints[task]
+	}
+	return ""
 }
 
 // lastRuns is the last run of each window of workflow.

@@ -83,13 +83,21 @@ func OneTask(p *v1.Pipeline) (*Workflow, error) {
 		Ledger: ledger.PathFor(p.Path)}, nil
 }
 
+// TableOf is the pipeline whose Iceberg table task t publishes under a key (a load or a SQL
+// model), or nil.
+func (w *Workflow) TableOf(t v1.Task) *v1.Pipeline {
+	if p := w.Pipelines[t.ID]; (t.Kind() == "pipeline" || t.Kind() == "sql") && p != nil && p.IsIceberg() {
+		return p
+	}
+	return nil
+}
+
 // Object is the workflow as planning sees it.
 func (w *Workflow) Object() reconcile.Object {
 	obj := reconcile.Object{Name: w.Name, File: w.File}
 	for _, t := range w.Tasks {
 		rt := reconcile.Task{ID: t.ID, Kind: t.Kind(), DependsOn: t.DependsOn}
-		if p := w.Pipelines[t.ID]; (t.Kind() == "pipeline" || t.Kind() == "sql") && p != nil && p.IsIceberg() {
-			p := p
+		if p := w.TableOf(t); p != nil {
 			rt.Target = p.TargetIdentity()
 			rt.Key = func(win v1.LogicalWindow) string { return p.IdempotencyKey(win) }
 		}
@@ -150,7 +158,7 @@ func (p Policy) Wait(n int, r01 float64) time.Duration {
 func OrderWarnings(w *Workflow) []string {
 	writers := map[string]string{}
 	for _, t := range w.Tasks {
-		if p := w.Pipelines[t.ID]; (t.Kind() == "pipeline" || t.Kind() == "sql") && p != nil && p.IsIceberg() {
+		if p := w.TableOf(t); p != nil {
 			writers[p.TargetIdentity()] = t.ID
 		}
 	}

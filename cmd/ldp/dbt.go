@@ -64,7 +64,7 @@ dbt's own output goes to standard error.`, dbt.ConfigFile, command, what),
 			case skipped:
 				status = controllers.Skipped
 			case err != nil && ldperr.IsDataGate(err):
-				status = "blocked_quality"
+				status = dbt.BlockedQuality
 			case err != nil:
 				status = controllers.Failed
 			}

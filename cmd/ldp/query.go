@@ -101,8 +101,8 @@ func (o *queryOptions) registerWorkflow(ctx context.Context, db *engine.DB) erro
 	}
 	seen := map[string]bool{}
 	for _, t := range wf.Tasks {
-		p := wf.Pipelines[t.ID]
-		if p == nil || !p.IsIceberg() || (t.Kind() != "pipeline" && t.Kind() != "sql") || seen[p.Metadata.Target.Name] {
+		p := wf.TableOf(t)
+		if p == nil || seen[p.Metadata.Target.Name] {
 			continue
 		}
 		seen[p.Metadata.Target.Name] = true

@@ -62,12 +62,9 @@ func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) 
 // openLocal opens iceberg-go's SQL catalog on <warehouse>/<identifier>_catalog.db, with the
 // warehouse folder resolved against baseDir.
 func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
-	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
+	wh, err := makeWarehouse(c, baseDir)
 	if err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(wh, 0o755); err != nil {
-		return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
 	}
 	dbPath := filepath.Join(wh, c.Identifier+"_catalog.db")
 	// WAL lets readers run beside a writer; busy_timeout makes concurrent writers wait for each
@@ -76,20 +73,44 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 	dsn := "file:" + dbPath + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	// Several processes opening a new catalog at once: switching the file to WAL and creating
 	// the catalog's tables can fail with SQLITE_BUSY at once, without the busy handler (seen
-	// with six processes). Such an open changed nothing, so it is tried again.
+	// with six processes).
+	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh}, "sqlite", dsn, sqlcat.SQLite, isBusy)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+	}
+	return cat, nil
+}
+
+// makeWarehouse resolves the warehouse folder of c to an absolute path and creates it.
+func makeWarehouse(c *v1.Catalog, baseDir string) (string, error) {
+	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(wh, 0o755); err != nil {
+		return "", fmt.Errorf("create warehouse %s: %w", wh, err)
+	}
+	return wh, nil
+}
+
+// openSQL opens iceberg-go's SQL catalog in the database at dsn, for base's identifier and
+// warehouse. An open that failed in a way retry says changed nothing (several processes
+// creating the catalog's tables at once) is tried again for up to a minute.
+func openSQL(base Catalog, driver, dsn string, dialect sqlcat.SupportedDialect, retry func(error) bool) (*Catalog, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for try := 0; ; try++ {
-		db, err := sql.Open("sqlite", dsn)
+		db, err := sql.Open(driver, dsn)
 		if err != nil {
-			return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+			return nil, err
 		}
-		cat, err := sqlcat.NewCatalog(c.Identifier, db, sqlcat.SQLite, iceberg.Properties{"warehouse": "file://" + wh})
+		cat, err := sqlcat.NewCatalog(base.Identifier, db, dialect, iceberg.Properties{"warehouse": "file://" + base.Warehouse})
 		if err == nil {
-			return &Catalog{Identifier: c.Identifier, Warehouse: wh, cat: cat, db: db}, nil
+			base.cat, base.db = cat, db
+			return &base, nil
 		}
 		db.Close()
-		if !isBusy(err) || time.Now().After(deadline) {
-			return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+		if !retry(err) || time.Now().After(deadline) {
+			return nil, err
 		}
 		time.Sleep(time.Duration(rand.Int64N(int64(20*time.Millisecond)*int64(min(try+1, 10))) + 1))
 	}

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -254,7 +253,7 @@ func publishItems(ctx context.Context, items []*groupItem) {
 				t2, lerr := c.Load(ctx, ref)
 				for _, it := range pending {
 					if lerr == nil {
-						if s, _ := FindKey(t2, it.opts.Key, it.opts.Now()); s != nil && s.Summary.Properties[RunIDProp] == it.opts.RunID {
+						if s := publishedBy(t2, it.opts); s != nil {
 							it.res.Status, it.res.SnapshotID, it.res.RowsAfter = Published, s.SnapshotID, totalRecords(s)
 							continue
 						}
@@ -270,8 +269,7 @@ func publishItems(ctx context.Context, items []*groupItem) {
 			fail(pending, &ConflictError{Ref: ref, Err: fmt.Errorf("main kept moving: gave up after %d tries", try)})
 			return
 		}
-		limit := int64(50) << min(try-1, 6)
-		o.Sleep(time.Duration(o.Rand.Int64N(limit+1)) * time.Millisecond)
+		o.backoff(try)
 	}
 }
 
@@ -284,16 +282,12 @@ func (c *Catalog) stageItems(ctx context.Context, tbl *table.Table, items []*gro
 			return nil, err
 		}
 	}
-	after, err := tx.Commit(ctx)
+	after, err := commitStage(ctx, tbl, tx, branch)
 	if err != nil {
-		if isConflict(err) {
-			return nil, &ConflictError{Ref: refOf(tbl), Err: err}
-		}
-		return nil, fmt.Errorf("stage on branch %s: %w", branch, err)
+		return nil, err
 	}
-	metadataCache.put(after.MetadataLocation(), after.Metadata())
 	snaps := make([]*table.Snapshot, len(items))
-	s := after.Metadata().SnapshotByName(branch)
+	s := after.SnapshotByName(branch)
 	for i := len(items) - 1; i >= 0; i-- {
 		if s == nil {
 			return nil, errors.New("stage on branch " + branch + ": fewer snapshots than batches after the commit")
@@ -303,7 +297,7 @@ func (c *Catalog) stageItems(ctx context.Context, tbl *table.Table, items []*gro
 			if s.ParentSnapshotID == nil {
 				return nil, errors.New("stage on branch " + branch + ": the staged snapshots do not chain")
 			}
-			s = after.Metadata().SnapshotByID(*s.ParentSnapshotID)
+			s = after.SnapshotByID(*s.ParentSnapshotID)
 		}
 	}
 	return snaps, nil

@@ -224,7 +224,7 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 				// The outcome is unknown: the catalog may have taken the commit. Look before
 				// anything else.
 				if t2, lerr := c.Load(ctx, ref); lerr == nil {
-					if s, _ := FindKey(t2, o.Key, o.Now()); s != nil && s.Summary.Properties[RunIDProp] == o.RunID {
+					if s := publishedBy(t2, o); s != nil {
 						published = true
 						res.Status, res.SnapshotID, res.RowsAfter = Published, s.SnapshotID, totalRecords(s)
 						return res, nil
@@ -245,10 +245,23 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		if try >= o.MaxTries || o.Now().After(deadline) {
 			return nil, &ConflictError{Ref: ref, Err: fmt.Errorf("main kept moving: gave up after %d tries", try)}
 		}
-		// Full jitter: a random wait up to a cap that doubles each try.
-		limit := time.Duration(float64(50*time.Millisecond) * float64(int(1)<<min(try-1, 6)))
-		o.Sleep(time.Duration(o.Rand.Int64N(int64(limit) + 1)))
+		o.backoff(try)
 	}
+}
+
+// backoff waits before try+1 with full jitter: a random wait up to a cap that doubles each try.
+func (o *PublishOptions) backoff(try int) {
+	limit := time.Duration(float64(50*time.Millisecond) * float64(int(1)<<min(try-1, 6)))
+	o.Sleep(time.Duration(o.Rand.Int64N(int64(limit) + 1)))
+}
+
+// publishedBy is the snapshot on tbl's main that holds o's key and was published by o's run:
+// after a commit whose outcome is unknown, it says the commit landed.
+func publishedBy(tbl *table.Table, o PublishOptions) *table.Snapshot {
+	if s, _ := FindKey(tbl, o.Key, o.Now()); s != nil && s.Summary.Properties[RunIDProp] == o.RunID {
+		return s
+	}
+	return nil
 }
 
 // snapshotProps is the summary of a keyed snapshot: the caller's properties, the key, the run
@@ -357,6 +370,19 @@ func (c *Catalog) stage(ctx context.Context, tbl *table.Table, w *writer, bs *ic
 	if err := w.stage(ctx, tx, st.Table); err != nil {
 		return nil, err
 	}
+	after, err := commitStage(ctx, tbl, tx, branch)
+	if err != nil {
+		return nil, err
+	}
+	s := after.SnapshotByName(branch)
+	if s == nil {
+		return nil, fmt.Errorf("stage on branch %s: the branch is missing after the commit", branch)
+	}
+	return s, nil
+}
+
+// commitStage commits a staging transaction on branch: a lost race is a *ConflictError.
+func commitStage(ctx context.Context, tbl *table.Table, tx *table.Transaction, branch string) (table.Metadata, error) {
 	after, err := tx.Commit(ctx)
 	if err != nil {
 		if isConflict(err) {
@@ -365,11 +391,7 @@ func (c *Catalog) stage(ctx context.Context, tbl *table.Table, w *writer, bs *ic
 		return nil, fmt.Errorf("stage on branch %s: %w", branch, err)
 	}
 	metadataCache.put(after.MetadataLocation(), after.Metadata())
-	s := after.Metadata().SnapshotByName(branch)
-	if s == nil {
-		return nil, fmt.Errorf("stage on branch %s: the branch is missing after the commit", branch)
-	}
-	return s, nil
+	return after.Metadata(), nil
 }
 
 // publishBranch moves main to the staged snapshot and removes the branch, in one commit that

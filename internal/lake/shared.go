@@ -2,13 +2,9 @@ package lake
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
@@ -28,12 +24,9 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 	if c.URI == "" {
 		return nil, ldperr.Configf("", "catalog %s of type sql needs uri: postgres://USER@HOST:PORT/DB or a SQLite file", c.Identifier)
 	}
-	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
+	wh, err := makeWarehouse(c, baseDir)
 	if err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(wh, 0o755); err != nil {
-		return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
 	}
 	driver, dialect, dsn, pg := "sqlite", sqlcat.SQLite, c.URI, false
 	if strings.HasPrefix(c.URI, "postgres://") || strings.HasPrefix(c.URI, "postgresql://") {
@@ -42,24 +35,17 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 		dsn = "file:" + strings.TrimPrefix(c.URI, "file:") + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	}
 	// Several processes creating the catalog's tables at once can collide in the database's
-	// own catalog (seen: duplicate key in pg_type); such an open changed nothing and is tried
-	// again.
-	deadline := time.Now().Add(60 * time.Second)
-	for try := 0; ; try++ {
-		db, err := sql.Open(driver, dsn)
-		if err != nil {
-			return nil, fmt.Errorf("open catalog %s: %s", c.Identifier, redact.String(err.Error()))
-		}
-		cat, err := sqlcat.NewCatalog(c.Identifier, db, dialect, iceberg.Properties{"warehouse": "file://" + wh})
-		if err == nil {
-			return &Catalog{Identifier: c.Identifier, Warehouse: wh, cat: cat, db: db, postgres: pg, shared: true}, nil
-		}
-		db.Close()
-		if time.Now().After(deadline) || strings.Contains(err.Error(), "connect") || strings.Contains(err.Error(), "authentication") {
-			return nil, fmt.Errorf("open catalog %s at %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
-		}
-		time.Sleep(time.Duration(rand.Int64N(int64(20*time.Millisecond)*int64(min(try+1, 10))) + 1))
+	// own catalog (seen: duplicate key in pg_type); a server that cannot be reached or refuses
+	// us will not change its mind.
+	retry := func(err error) bool {
+		msg := err.Error()
+		return !strings.Contains(msg, "connect") && !strings.Contains(msg, "authentication")
 	}
+	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, postgres: pg, shared: true}, driver, dsn, dialect, retry)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s at %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
+	}
+	return cat, nil
 }
 
 // Step is one step of a catalog check: what was tried, and the error in plain words if it

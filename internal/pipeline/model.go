@@ -103,9 +103,14 @@ func CheckModel(ctx context.Context, p *v1.Pipeline, w v1.LogicalWindow) (missin
 	if _, missing, err = bindInputs(ctx, db, p, w, true); err != nil || len(missing) > 0 {
 		return missing, err
 	}
-	q := strings.TrimRight(strings.TrimSpace(p.Metadata.Source.Query), "; \n\t")
-	if _, err := db.Columns(ctx, "("+q+")"); err != nil {
+	if _, err := db.Columns(ctx, subquery(p.Metadata.Source.Query)); err != nil {
 		return nil, &ldperr.ConfigError{File: p.Path, Msg: fmt.Sprintf("task %s: the query does not bind: %v", p.Metadata.Source.Name, err)}
 	}
 	return nil, nil
+}
+
+// subquery makes a SELECT a spec holds (a model's query, a transform) usable after FROM: a
+// trailing semicolon would end the statement early.
+func subquery(q string) string {
+	return "(" + strings.TrimRight(strings.TrimSpace(q), "; \n\t") + ")"
 }

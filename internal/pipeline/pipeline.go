@@ -413,7 +413,7 @@ func (r *run) extract(ctx context.Context) error {
 		if err := r.registerInputs(ctx); err != nil {
 			return err
 		}
-		from = "(" + strings.TrimRight(strings.TrimSpace(src.Query), "; \n\t") + ")"
+		from = subquery(src.Query)
 	} else if src.Format == DBT {
 		if err := r.db.Exec(ctx, fmt.Sprintf("ATTACH %s AS ldp_dbt (READ_ONLY)", engine.Lit(r.resolve(src.Path)))); err != nil {
 			return err
@@ -535,16 +535,16 @@ func (r *run) transform(ctx context.Context) error {
 	if t == nil {
 		return r.db.Exec(ctx, "CREATE TEMP VIEW ldp_batch AS SELECT * FROM source")
 	}
-	q := strings.TrimRight(strings.TrimSpace(t.SQL), ";")
+	q := subquery(t.SQL)
 	sel := "*"
 	if r.toIceberg() {
-		cols, err := r.db.Columns(ctx, "("+q+")")
+		cols, err := r.db.Columns(ctx, q)
 		if err != nil {
 			return fmt.Errorf("metadata.transform.sql: %w", err)
 		}
 		sel = engine.IcebergSelect(cols)
 	}
-	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE ldp_batch AS SELECT %s FROM (%s)", sel, q)); err != nil {
+	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE ldp_batch AS SELECT %s FROM %s", sel, q)); err != nil {
 		return fmt.Errorf("metadata.transform.sql: %w", err)
 	}
 	return nil
