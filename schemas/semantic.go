@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/redact"
 )
 
 // checker collects the problems of the rules CUE cannot express. It reads the decoded document
@@ -166,9 +167,40 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 			}
 		}
 	}
+	if src := obj(md, "source"); src != nil {
+		c.catalog(obj(src, "catalog"), p.child("source").child("catalog"))
+	}
+	c.catalog(obj(tgt, "catalog"), tp.child("catalog"))
 	c.checks(md, p)
 	c.placeholders(md, p)
 	c.sinks(obj(md, "observability"), p.child("observability"))
+}
+
+// catalog checks what a catalog block needs beyond its shape: a server for a shared type, a
+// shared type for an object-store warehouse, and no secret among its properties.
+func (c *checker) catalog(cat map[string]any, p fieldPath) {
+	if cat == nil {
+		return
+	}
+	typ, _ := str(cat, "type")
+	if typ == "" {
+		typ = "local"
+	}
+	if _, ok := cat["uri"]; !ok && typ != "local" {
+		c.at(p, "a %s catalog needs uri: %s", typ, map[string]string{
+			"sql":  "postgres://USER@HOST:PORT/DB, or a SQLite file",
+			"rest": "the REST catalog's base URL, such as http://127.0.0.1:8181",
+		}[typ])
+	}
+	if wp, _ := str(cat, "warehouse_path"); typ == "local" && strings.Contains(wp, "://") {
+		c.at(p.child("warehouse_path"), "a local catalog keeps its database in the warehouse folder, which %s cannot hold: use type sql with a PostgreSQL uri for an object-store warehouse", wp)
+	}
+	props, _ := cat["properties"].(map[string]any)
+	for _, k := range sortedKeys(props) {
+		if redact.SecretKey(k) || strings.Contains(strings.ToLower(k), "access-key") {
+			c.at(p.child("properties").child(k), "%s is a secret, and a spec is not the place for one: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment (or name a variable in token_env or credential_env for a rest catalog)", k)
+		}
+	}
 }
 
 // checks looks at the bounds of each quality check.
@@ -340,6 +372,7 @@ func (c *checker) tasks() {
 			c.at(tp, "a task needs exactly one of pipeline, maintain, dbt or sql; it has %s", strings.Join(kinds, " and "))
 		}
 		if m, ok := t["sql"].(map[string]any); ok {
+			c.catalog(obj(obj(m, "target"), "catalog"), tp.child("sql").child("target").child("catalog"))
 			_, q := m["query"]
 			_, f := m["query_file"]
 			switch {

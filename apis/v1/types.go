@@ -97,7 +97,13 @@ type Catalog struct {
 	URI           string `json:"uri,omitempty"`
 	Identifier    string `json:"identifier"`
 	Namespace     string `json:"namespace,omitempty"`
+	// WarehousePath is a folder, or an object-store location (s3://bucket/path) for a shared
+	// catalog.
 	WarehousePath string `json:"warehouse_path,omitempty"`
+	// Properties pass through to the catalog and its storage (s3.endpoint, s3.region). A secret
+	// is never one of them: keys come from the environment (AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY), and a rest catalog's token from the variable TokenEnv names.
+	Properties map[string]string `json:"properties,omitempty"`
 }
 
 // NamespaceName is the Iceberg namespace of the table: catalog.namespace, else the identifier.

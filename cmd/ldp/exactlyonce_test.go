@@ -139,13 +139,14 @@ func TestRaceOfProcesses(t *testing.T) {
 	race(t, newLake(t, 4), procs)
 }
 
-// TestRaceOfProcessesOnPostgres: the same race with 8 processes and the tables in a shared
-// catalog on a real PostgreSQL server, where no file lock keeps writers apart: the protocol
-// alone does.
-func TestRaceOfProcessesOnPostgres(t *testing.T) {
+// TestRaceOfProcessesOnPostgresAndS3: the same race with 8 processes, the tables in a shared
+// catalog on a real PostgreSQL server and their files in an S3 bucket, where no file lock keeps
+// writers apart: the protocol alone does. Each process has its own local cache, as a process
+// on another machine would.
+func TestRaceOfProcessesOnPostgresAndS3(t *testing.T) {
 	uri := startPostgres(t)
-	wh := filepath.Join(t.TempDir(), "shared-warehouse")
-	race(t, newLakeOn(t, 4, fmt.Sprintf(`{"type": "sql", "uri": %q, "identifier": "shop", "warehouse_path": %q}`, uri, wh)), 8)
+	endpoint, _ := startS3(t)
+	race(t, newLakeOn(t, 4, sharedCatalogJSON(uri, endpoint, "shop")), 8)
 }
 
 // race has procs processes publish the same windows at once, in each write mode, over two
@@ -171,7 +172,7 @@ func race(t *testing.T, l *lakeDir, procs int) {
 					fmt.Fprintf(&script, " && %s run %s.json --window %s", l.ldp, mode, dayWindow(d))
 				}
 				c := exec.Command("sh", "-c", script.String())
-				c.Dir = l.dir
+				c.Dir, c.Env = l.dir, append(os.Environ(), fmt.Sprintf("LDP_CACHE_DIR=%s/cache-%d", l.dir, p))
 				var out bytes.Buffer
 				c.Stdout, c.Stderr = &out, &out
 				if err := c.Start(); err != nil {

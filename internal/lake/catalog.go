@@ -25,9 +25,13 @@ import (
 
 // Catalog is the Iceberg catalog a spec names.
 type Catalog struct {
-	// Identifier is the catalog's name; Warehouse its absolute folder.
+	// Identifier is the catalog's name; Warehouse its absolute folder or its object-store
+	// location (s3://bucket/path).
 	Identifier string
 	Warehouse  string
+
+	// props are the catalog's properties: where tables' files are and how to reach them.
+	props iceberg.Properties
 
 	cat *sqlcat.Catalog
 	db  *sql.DB
@@ -62,6 +66,9 @@ func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) 
 // openLocal opens iceberg-go's SQL catalog on <warehouse>/<identifier>_catalog.db, with the
 // warehouse folder resolved against baseDir.
 func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
+	if IsRemote(c.WarehousePath) {
+		return nil, ldperr.Configf("", "catalog %s: a local catalog keeps its database in the warehouse folder, which %s cannot hold: use type sql (a PostgreSQL database) with this warehouse", c.Identifier, c.WarehousePath)
+	}
 	wh, err := makeWarehouse(c, baseDir)
 	if err != nil {
 		return nil, err
@@ -74,15 +81,22 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 	// Several processes opening a new catalog at once: switching the file to WAL and creating
 	// the catalog's tables can fail with SQLITE_BUSY at once, without the busy handler (seen
 	// with six processes).
-	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh}, "sqlite", dsn, sqlcat.SQLite, isBusy)
+	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": "file://" + wh}}, "sqlite", dsn, sqlcat.SQLite, isBusy)
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
 	}
 	return cat, nil
 }
 
-// makeWarehouse resolves the warehouse folder of c to an absolute path and creates it.
+// makeWarehouse resolves the warehouse folder of c to an absolute path and creates it. An
+// object-store warehouse is its location; its local mirror is created.
 func makeWarehouse(c *v1.Catalog, baseDir string) (string, error) {
+	if IsRemote(c.WarehousePath) {
+		if err := os.MkdirAll(WarehouseDir(c, baseDir), 0o755); err != nil {
+			return "", fmt.Errorf("create the local mirror of %s: %w", c.WarehousePath, err)
+		}
+		return strings.TrimSuffix(c.WarehousePath, "/"), nil
+	}
 	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
 	if err != nil {
 		return "", err
@@ -103,7 +117,7 @@ func openSQL(base Catalog, driver, dsn string, dialect sqlcat.SupportedDialect, 
 		if err != nil {
 			return nil, err
 		}
-		cat, err := sqlcat.NewCatalog(base.Identifier, db, dialect, iceberg.Properties{"warehouse": "file://" + base.Warehouse})
+		cat, err := sqlcat.NewCatalog(base.Identifier, db, dialect, base.props)
 		if err == nil {
 			base.cat, base.db = cat, db
 			return &base, nil
@@ -116,9 +130,13 @@ func openSQL(base Catalog, driver, dsn string, dialect sqlcat.SupportedDialect, 
 	}
 }
 
-// WarehouseDir is the warehouse folder of c, resolved against baseDir (the spec's folder).
+// WarehouseDir is the warehouse folder of c, resolved against baseDir (the spec's folder); for
+// an object-store warehouse, its local mirror.
 func WarehouseDir(c *v1.Catalog, baseDir string) string {
 	wp := c.WarehousePath
+	if IsRemote(wp) {
+		return mirrorPath(strings.TrimSuffix(wp, "/"))
+	}
 	if wp == "" {
 		wp = v1.DefaultWarehousePath
 	}
@@ -211,7 +229,7 @@ func (e *NotFoundError) Error() string {
 func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 	if loc, err := c.metadataLocation(ctx, r); err == nil && loc != "" {
 		if meta := metadataCache.get(loc); meta != nil {
-			return table.New(r.ident(), meta, loc, icebergio.LoadFSFunc(nil, loc), c.cat), nil
+			return table.New(r.ident(), meta, loc, icebergio.LoadFSFunc(c.props, loc), c.cat), nil
 		}
 	}
 	t, err := c.cat.LoadTable(ctx, r.ident())

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/ldp-dev/ldp/internal/engine"
@@ -437,6 +439,10 @@ func (c *Catalog) cleanMetadata(ctx context.Context, ref Ref) {
 	if err != nil {
 		return
 	}
+	if IsRemote(tbl.MetadataLocation()) {
+		cleanRemoteMetadata(ctx, tbl)
+		return
+	}
 	keep := map[string]bool{localPath(tbl.MetadataLocation()): true}
 	for e := range tbl.Metadata().PreviousFiles() {
 		keep[localPath(e.MetadataFile)] = true
@@ -458,6 +464,42 @@ func (c *Catalog) cleanMetadata(ctx context.Context, ref Ref) {
 		if info, err := e.Info(); err == nil && info.ModTime().Before(current.ModTime().Add(-time.Minute)) {
 			os.Remove(p)
 		}
+	}
+}
+
+// cleanRemoteMetadata is cleanMetadata for a table in an object store, through its IO.
+func cleanRemoteMetadata(ctx context.Context, tbl *table.Table) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	lister, ok := fsys.(icebergio.ListableIO)
+	stater, ok2 := fsys.(icebergio.StatIO)
+	if !ok || !ok2 {
+		return
+	}
+	loc := tbl.MetadataLocation()
+	current, err := stater.Stat(loc)
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{loc: true}
+	for e := range tbl.Metadata().PreviousFiles() {
+		keep[e.MetadataFile] = true
+	}
+	dir := loc[:strings.LastIndex(loc, "/")]
+	var stale []string
+	lister.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".metadata.json") || keep[p] {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.ModTime().Before(current.ModTime().Add(-time.Minute)) {
+			stale = append(stale, p)
+		}
+		return nil
+	})
+	for _, p := range stale {
+		fsys.Remove(p)
 	}
 }
 

@@ -39,7 +39,8 @@ func Snapshots(tbl *table.Table) []SnapshotInfo {
 	return out
 }
 
-// DataFiles lists the data files of a snapshot (0 is the current one) as local paths.
+// DataFiles lists the data files of a snapshot (0 is the current one) as local paths; those
+// of an object store are downloaded to its mirror first.
 func DataFiles(ctx context.Context, tbl *table.Table, snapshotID int64) ([]string, error) {
 	var opts []table.ScanOption
 	if snapshotID != 0 {
@@ -54,12 +55,16 @@ func DataFiles(ctx context.Context, tbl *table.Table, snapshotID int64) ([]strin
 	if err != nil {
 		return nil, fmt.Errorf("plan the files of %s: %w", strings.Join(tbl.Identifier(), "."), err)
 	}
-	out := make([]string, len(tasks))
+	locs := make([]string, len(tasks))
 	for i, t := range tasks {
-		out[i] = localPath(t.File.FilePath())
+		locs[i] = t.File.FilePath()
 	}
-	sort.Strings(out)
-	return out, nil
+	sort.Strings(locs)
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open the storage of %s: %w", strings.Join(tbl.Identifier(), "."), err)
+	}
+	return fetch(fsys, locs)
 }
 
 // schemaAt is the schema a snapshot was written with (the current one for 0).

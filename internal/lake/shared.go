@@ -41,7 +41,17 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 		msg := err.Error()
 		return !strings.Contains(msg, "connect") && !strings.Contains(msg, "authentication")
 	}
-	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, postgres: pg, shared: true}, driver, dsn, dialect, retry)
+	props := iceberg.Properties{}
+	if IsRemote(wh) {
+		props = S3Properties(c.Properties)
+	} else {
+		for k, v := range c.Properties {
+			props[k] = v
+		}
+		wh = "file://" + wh
+	}
+	props["warehouse"] = wh
+	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: strings.TrimPrefix(wh, "file://"), props: props, postgres: pg, shared: true}, driver, dsn, dialect, retry)
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s at %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
 	}

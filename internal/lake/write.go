@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
@@ -73,26 +74,43 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 	mode, rows, tmp, bs, tbl := b.mode, b.rows, b.tmp, b.schema, b.table
 	res := &WriteResult{Table: ref.String(), Mode: mode, RowsWritten: rows, RowsBefore: totalRecords(tbl.CurrentSnapshot())}
 	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions}
-	tx := tbl.NewTransaction()
-	if err := evolve(tx, tbl.Schema(), bs); err != nil {
-		return nil, err
-	}
-	staged, err := tx.StagedTable()
-	if err != nil {
-		return nil, err
-	}
-	if err := w.stage(ctx, tx, staged.Table); err != nil {
-		w.removeFiles()
-		return nil, err
-	}
-	after, err := tx.Commit(ctx)
-	if err != nil {
-		if errors.Is(err, table.ErrCommitFailed) || strings.HasPrefix(err.Error(), "requirement failed") {
+	// A writer on another machine (a shared catalog takes no local lock) may commit between
+	// the load and the commit: the batch is staged again on the new head, reusing its files.
+	retry := PublishOptions{}
+	retry.defaults()
+	deadline := retry.Now().Add(retry.Deadline)
+	var after *table.Table
+	for try := 1; ; try++ {
+		tx := tbl.NewTransaction()
+		if err := evolve(tx, tbl.Schema(), bs); err != nil {
+			w.removeFiles()
+			return nil, err
+		}
+		staged, err := tx.StagedTable()
+		if err == nil {
+			err = w.stage(ctx, tx, staged.Table)
+		}
+		if err != nil {
+			w.removeFiles()
+			return nil, err
+		}
+		if after, err = tx.Commit(ctx); err == nil {
+			break
+		}
+		if !isConflict(err) {
+			// Any other error leaves the outcome unknown: the files may be referenced now.
+			return nil, fmt.Errorf("commit to %s: %w", ref, err)
+		}
+		if try >= retry.MaxTries || retry.Now().After(deadline) {
 			w.removeFiles()
 			return nil, &ConflictError{Ref: ref, Err: err}
 		}
-		// Any other error leaves the outcome unknown: the files may be referenced now.
-		return nil, fmt.Errorf("commit to %s: %w", ref, err)
+		retry.backoff(try)
+		if tbl, err = c.Load(ctx, ref); err != nil {
+			w.removeFiles()
+			return nil, err
+		}
+		res.RowsBefore = totalRecords(tbl.CurrentSnapshot())
 	}
 	snap := after.CurrentSnapshot()
 	res.SnapshotID = snap.SnapshotID
@@ -245,16 +263,29 @@ type writer struct {
 	// rewrites are the survivor files of the current try; a new try removes the last one's.
 	rewrites []string
 	written  []string // local paths of files this write created, removed on failure
+	// fs is the table's storage, where written files are uploaded when it is an object store.
+	fs icebergio.IO
 	// prewritten and prewrittenParts are WriteOptions.Prewritten and PrewrittenPartitions.
 	prewritten      string
 	prewrittenParts []string
 }
 
 func (w *writer) removeFiles() {
-	for _, p := range w.written {
-		os.Remove(p)
-	}
+	removeFiles(w.fs, w.written)
 	w.written = nil
+}
+
+// useFS remembers tbl's storage, for the files the write puts there.
+func (w *writer) useFS(ctx context.Context, tbl *table.Table) error {
+	if w.fs != nil {
+		return nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("open the storage of %s: %w", strings.Join(tbl.Identifier(), "."), err)
+	}
+	w.fs = fsys
+	return nil
 }
 
 // stage writes the batch's files and adds the data operation to tx, against tbl (the table
@@ -356,8 +387,11 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	if err != nil {
 		return nil, err
 	}
+	if err := w.useFS(ctx, tbl); err != nil {
+		return nil, err
+	}
 	id := uuid.NewString()
-	dir := filepath.Join(localPath(tbl.Location()), "data", id)
+	dir := filepath.Join(mirrorPath(tbl.Location()), "data", id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -374,7 +408,7 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	q := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
 	if w.mode == Append && w.prewritten != "" && slices.Equal(exprs, w.prewrittenParts) {
 		if files, ok := w.linkPrewritten(ctx, plain, dir); ok {
-			return locations(files), nil
+			return publishFiles(w.fs, files)
 		}
 	}
 	if len(part) == 0 {
@@ -392,7 +426,7 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	if werr != nil {
 		return nil, werr
 	}
-	return locations(files), nil
+	return publishFiles(w.fs, files)
 }
 
 // linkPrewritten links the prewritten file (or the files of the prewritten folder) into dir
@@ -455,8 +489,15 @@ func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred stri
 	if err != nil || len(current) == 0 {
 		return nil, nil, err
 	}
+	if err := w.useFS(ctx, tbl); err != nil {
+		return nil, nil, err
+	}
+	local, err := fetch(w.fs, current)
+	if err != nil {
+		return nil, nil, err
+	}
 	q := fmt.Sprintf("SELECT DISTINCT filename FROM read_parquet(%s, filename = true, union_by_name = true, hive_partitioning = false) t WHERE %s ORDER BY 1",
-		engine.LitList(localPaths(current)), pred)
+		engine.LitList(local), pred)
 	rows, err := w.db.Query(ctx, q)
 	if err != nil {
 		return nil, nil, fmt.Errorf("find the rows to replace: %w", err)
@@ -474,13 +515,12 @@ func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred stri
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	for _, p := range w.rewrites { // a previous try's survivors, now stale
-		os.Remove(p)
-	}
+	removeFiles(w.fs, w.rewrites) // a previous try's survivors, now stale
 	w.rewrites = nil
-	dir := filepath.Join(localPath(tbl.Location()), "data", uuid.NewString())
+	dir := filepath.Join(mirrorPath(tbl.Location()), "data", uuid.NewString())
+	var survivors []string
 	for i, f := range affected {
-		deleted = append(deleted, "file://"+f)
+		deleted = append(deleted, locationOf(f))
 		keep := fmt.Sprintf("SELECT * FROM read_parquet(%s, hive_partitioning = false) t WHERE (%s) IS NOT TRUE", engine.Lit(f), pred)
 		n, err := w.db.Count(ctx, "("+keep+")")
 		if err != nil {
@@ -498,7 +538,10 @@ func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred stri
 		if err := w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION snappy)", keep, engine.Lit(out))); err != nil {
 			return nil, nil, fmt.Errorf("rewrite %s: %w", f, err)
 		}
-		rewritten = append(rewritten, "file://"+out)
+		survivors = append(survivors, out)
+	}
+	if rewritten, err = publishFiles(w.fs, survivors); err != nil {
+		return nil, nil, err
 	}
 	return deleted, rewritten, nil
 }
@@ -645,22 +688,6 @@ func listParquet(dir string) ([]string, error) {
 		return err
 	})
 	return out, err
-}
-
-func locations(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = "file://" + p
-	}
-	return out
-}
-
-func localPaths(locs []string) []string {
-	out := make([]string, len(locs))
-	for i, l := range locs {
-		out[i] = localPath(l)
-	}
-	return out
 }
 
 func totalRecords(s *table.Snapshot) int64 {

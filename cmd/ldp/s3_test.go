@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The S3 tests run against versitygw, an S3 gateway over a local folder, on 127.0.0.1.
+const (
+	s3Bucket = "lake"
+	s3Key    = "ldptestkey"
+	s3Secret = "ldptestsecret-not-a-real-one"
+)
+
+// findVersitygw finds the gateway on the PATH or where go install puts it.
+func findVersitygw() string {
+	if p, err := exec.LookPath("versitygw"); err == nil {
+		return p
+	}
+	for _, dir := range []string{os.Getenv("GOBIN"), filepath.Join(os.Getenv("GOPATH"), "bin"), filepath.Join(os.Getenv("HOME"), "go", "bin")} {
+		if p := filepath.Join(dir, "versitygw"); dir != "" && fileExists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// startS3 starts versitygw serving a fresh folder with one bucket, on 127.0.0.1, for the test,
+// and returns its endpoint and the folder it serves. The keys are in the standard AWS variables of this process (and so
+// of every ldp it starts); each ldp gets its own cache folder unless a test says otherwise.
+// .ci/run installs versitygw; where it is missing outside CI the test is skipped.
+func startS3(t *testing.T) (endpoint, root string) {
+	t.Helper()
+	bin := findVersitygw()
+	if bin == "" && os.Getenv("CI") == "" {
+		t.Skip("versitygw is not installed (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0); CI installs it and runs this test")
+	}
+	if bin == "" {
+		t.Fatal("versitygw is not installed: .ci/run installs it with go install")
+	}
+	root = t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, s3Bucket), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	gw := exec.Command(bin, "--port", addr, "posix", root)
+	gw.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s3Key, "ROOT_SECRET_KEY="+s3Secret)
+	var log bytes.Buffer
+	gw.Stdout, gw.Stderr = &log, &log
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Process.Kill(); gw.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("versitygw did not listen on %s: %s", addr, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", s3Key)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("LDP_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
+	return "http://" + addr, root
+}
+
+// sharedCatalog is the catalog block of a PostgreSQL catalog at uri with its warehouse in the
+// test's bucket at endpoint.
+func sharedCatalog(uri, endpoint, identifier string) map[string]any {
+	return map[string]any{
+		"type": "sql", "uri": uri, "identifier": identifier,
+		"warehouse_path": "s3://" + s3Bucket + "/warehouse",
+		"properties":     map[string]any{"s3.endpoint": endpoint},
+	}
+}
+
+func sharedCatalogJSON(uri, endpoint, identifier string) string {
+	b, _ := json.Marshal(sharedCatalog(uri, endpoint, identifier))
+	return string(b)
+}
+
+// withCatalog rewrites the dataset config at path so that every catalog block it has is the
+// shared one (keeping each block's identifier): the only change a team makes to move a
+// laptop's specs to shared infrastructure.
+func withCatalog(t *testing.T, path, uri, endpoint string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := doc["metadata"].(map[string]any)
+	for _, side := range []string{"source", "target"} {
+		s, _ := md[side].(map[string]any)
+		if c, ok := s["catalog"].(map[string]any); ok {
+			s["catalog"] = sharedCatalog(uri, endpoint, c["identifier"].(string))
+		}
+	}
+	out, _ := json.MarshalIndent(doc, "", "  ")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSamplesOnPostgresAndS3: the nyc_taxi example and the scheduled daily_orders workflow,
+// unchanged but for their catalog blocks, run on a PostgreSQL catalog with an S3 warehouse by
+// two workers at once, each with its own local cache (as two machines would be): every window
+// is run once, each key is on main once, and a third machine reads the same rows.
+func TestSamplesOnPostgresAndS3(t *testing.T) {
+	uri := startPostgres(t)
+	endpoint, bucket := startS3(t)
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	samples := filepath.Join("..", "..", "config", "samples")
+	for _, f := range []string{"nyc_taxi.json", "daily_orders.json", "daily_orders_workflow.json", "customers.json", "export_orders.json", "data", "drops"} {
+		if out, err := exec.Command("cp", "-r", filepath.Join(samples, f), filepath.Join(l.dir, f)).CombinedOutput(); err != nil {
+			t.Fatalf("cp %s: %v %s", f, err, out)
+		}
+	}
+	for _, f := range []string{"nyc_taxi.json", "daily_orders.json", "customers.json", "export_orders.json"} {
+		withCatalog(t, filepath.Join(l.dir, f), uri, endpoint)
+	}
+	if code, out, errs := l.run(t, nil, "validate", "."); code != 0 {
+		t.Fatalf("validate: %d %s %s", code, out, errs)
+	}
+	worker := func(i int) []string {
+		return []string{"LDP_CACHE_DIR=" + filepath.Join(l.dir, fmt.Sprintf("cache-worker-%d", i))}
+	}
+	// Two workers at once, started together.
+	together := func(args ...string) []string {
+		barrier := filepath.Join(l.dir, fmt.Sprintf("go-%d", time.Now().UnixNano()))
+		var cmds []*exec.Cmd
+		var outs []*bytes.Buffer
+		for i := 0; i < 2; i++ {
+			c := exec.Command("sh", "-c", fmt.Sprintf(`while [ ! -e %s ]; do sleep 0.005; done; exec "$@"`, barrier), "sh")
+			c.Args = append(c.Args, append([]string{l.ldp}, args...)...)
+			c.Dir, c.Env = l.dir, append(os.Environ(), worker(i)...)
+			var out bytes.Buffer
+			c.Stdout, c.Stderr = &out, &out
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds, outs = append(cmds, c), append(outs, &out)
+		}
+		os.WriteFile(barrier, nil, 0o644)
+		var res []string
+		for i, c := range cmds {
+			if err := c.Wait(); err != nil {
+				t.Fatalf("worker %d: ldp %s: %v\n%s", i, strings.Join(args, " "), err, outs[i])
+			}
+			res = append(res, outs[i].String())
+		}
+		return res
+	}
+
+	// nyc_taxi: both workers overwrite the table with the day's export at once; the table
+	// holds the export once.
+	together("run", "nyc_taxi.json")
+	reader := worker(3)
+	code, out, errs := l.run(t, reader, "query", "nyc_taxi.json", "SELECT count(*) AS n, count(DISTINCT ride_id) AS ids, round(sum(fare), 2) AS fare FROM rides", "-o", "csv")
+	if code != 0 || out != "n,ids,fare\n200,200,4010.5\n" {
+		t.Errorf("nyc_taxi read by a third machine: %d %q %s", code, out, errs)
+	}
+
+	// The workflow and the scheduled pipeline: two workers tick the folder with leases.
+	const now = "2026-08-04T00:30:00Z"
+	together("schedule", "tick", ".", "--leases", "--now", now, "--json")
+	runs := map[string]int{}
+	b, err := os.ReadFile(filepath.Join(l.dir, ".ldp", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Workflow string `json:"workflow"`
+				Window   string `json:"logical_window"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == "workflow.started" {
+			runs[e.Payload.Workflow+" "+e.Payload.Window]++
+		}
+	}
+	for _, w := range []string{"2026-07-31T22:00:00Z/2026-08-01T22:00:00Z", "2026-08-01T22:00:00Z/2026-08-02T22:00:00Z", "2026-08-02T22:00:00Z/2026-08-03T22:00:00Z"} {
+		if n := runs["daily_orders_workflow "+w]; n != 1 {
+			t.Errorf("daily_orders_workflow %s ran %d times, want once (all runs: %v)", w, n, runs)
+		}
+	}
+	if n := runs["daily_orders 2026-08-02T22:00:00Z/2026-08-03T22:00:00Z"]; n != 1 {
+		t.Errorf("daily_orders ran %d times for its due window, want once (all runs: %v)", n, runs)
+	}
+	code, out, errs = l.run(t, reader, "diff", "-f", ".", "--now", now)
+	if code != 0 || !strings.Contains(out, "nothing to do") {
+		t.Errorf("after both workers: %d %s %s", code, out, errs)
+	}
+	code, out, errs = l.run(t, reader, "commits", "daily_orders.json", "--json")
+	var commits []commitRow
+	if code != 0 || json.Unmarshal([]byte(out), &commits) != nil {
+		t.Fatalf("commits: %d %s %s", code, out, errs)
+	}
+	keys := map[string]int{}
+	for _, c := range commits {
+		keys[c.Key]++
+	}
+	if len(commits) != 3 || len(keys) != 3 {
+		t.Errorf("orders: %d publishes of %d keys on main, want 3 of 3 (one per day): %v", len(commits), len(keys), keys)
+	}
+	code, out, errs = l.run(t, reader, "query", "daily_orders.json", "SELECT count(*) AS n, count(DISTINCT order_id) AS ids FROM orders", "-o", "csv")
+	if code != 0 || out != "n,ids\n12,12\n" {
+		t.Errorf("orders read by a third machine: %d %q %s", code, out, errs)
+	}
+	// The data files are in the bucket, not in the folder the specs share.
+	for _, tbl := range []string{"nyc.db/rides", "shop.db/orders", "shop.db/customers"} {
+		if matches, _ := filepath.Glob(filepath.Join(bucket, s3Bucket, "warehouse", tbl, "data", "*", "*")); len(matches) == 0 {
+			t.Errorf("no data files of %s in the bucket", tbl)
+		}
+	}
+	if matches, _ := filepath.Glob(filepath.Join(l.dir, "warehouse", "*")); len(matches) > 0 {
+		t.Errorf("files were written beside the specs: %v", matches)
+	}
+}

@@ -1,0 +1,214 @@
+package lake
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers s3:// for table and data files
+)
+
+// A warehouse is a local folder or an object-store prefix (s3://bucket/path). DuckDB reads and
+// writes local files only (its S3 support is an extension ldp never downloads), while
+// iceberg-go's IO reaches s3:// locations. So an s3:// warehouse has a local mirror folder: a
+// data file is written there by DuckDB and then uploaded whole (one object PUT, so a reader
+// sees all of it or nothing), and a data file a read needs is downloaded there once (a data
+// file never changes after it is written, so a copy is never stale).
+
+// IsRemote reports whether a location or warehouse path is in an object store.
+func IsRemote(p string) bool {
+	scheme, _, ok := strings.Cut(p, "://")
+	return ok && (scheme == "s3" || scheme == "s3a" || scheme == "s3n")
+}
+
+// CacheDir is the local folder that mirrors object-store files: LDP_CACHE_DIR, else the
+// user's cache folder. Deleting it loses nothing: what is there is downloaded again.
+func CacheDir() string {
+	if d := os.Getenv("LDP_CACHE_DIR"); d != "" {
+		if abs, err := filepath.Abs(d); err == nil {
+			return abs
+		}
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "ldp")
+	}
+	return filepath.Join(os.TempDir(), "ldp-cache")
+}
+
+func objectsRoot() string { return filepath.Join(CacheDir(), "objects") }
+
+// mirrorPath is where the file at loc is (or would be) on this machine.
+func mirrorPath(loc string) string {
+	if !IsRemote(loc) {
+		return localPath(loc)
+	}
+	scheme, rest, _ := strings.Cut(loc, "://")
+	return filepath.Join(objectsRoot(), scheme, filepath.FromSlash(rest))
+}
+
+// locationOf is the location a local file stands for: the object it mirrors, or itself.
+func locationOf(path string) string {
+	if rel, err := filepath.Rel(objectsRoot(), path); err == nil && !strings.HasPrefix(rel, "..") {
+		if scheme, rest, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok {
+			return scheme + "://" + rest
+		}
+	}
+	return "file://" + path
+}
+
+// S3Properties are iceberg-go's IO settings for an object-store warehouse: the catalog's
+// properties, with the standard AWS environment variables filling in what they leave out.
+// Keys come only from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), never from a
+// spec.
+func S3Properties(props map[string]string) iceberg.Properties {
+	out := iceberg.Properties{}
+	for k, v := range props {
+		out[k] = v
+	}
+	fill := func(key string, envs ...string) {
+		if out[key] != "" {
+			return
+		}
+		for _, e := range envs {
+			if v := os.Getenv(e); v != "" {
+				out[key] = v
+				return
+			}
+		}
+	}
+	// iceberg-go addresses buckets by path only when it is given the endpoint itself.
+	fill(icebergio.S3EndpointURL, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+	fill(icebergio.S3Region, "AWS_REGION", "AWS_DEFAULT_REGION")
+	if out[icebergio.S3Region] == "" {
+		out[icebergio.S3Region] = "us-east-1"
+	}
+	return out
+}
+
+// transfers bounds the concurrent uploads and downloads of one call.
+const transfers = 8
+
+// each runs f on every item, transfers at a time, and returns the first error.
+func each(items []string, f func(i int, s string) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		slots = make(chan struct{}, transfers)
+	)
+	for i, s := range items {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := f(i, s); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// fetch returns local paths of the files at locs, downloading through fsys those of an object
+// store that are not mirrored yet.
+func fetch(fsys icebergio.IO, locs []string) ([]string, error) {
+	out := make([]string, len(locs))
+	err := each(locs, func(i int, loc string) error {
+		out[i] = mirrorPath(loc)
+		if !IsRemote(loc) {
+			return nil
+		}
+		if _, err := os.Stat(out[i]); err == nil {
+			return nil
+		}
+		return download(fsys, loc, out[i])
+	})
+	return out, err
+}
+
+// download copies the object at loc to path, through a temporary file renamed into place, so
+// a reader never sees a partial copy.
+func download(fsys icebergio.IO, loc, path string) error {
+	src, err := fsys.Open(loc)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", loc, err)
+	}
+	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".download-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, src); err != nil {
+		tmp.Close()
+		return fmt.Errorf("download %s: %w", loc, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// publishFiles makes the local files at paths data files of a table whose IO is fsys, and
+// returns their locations: a file in an object store's mirror is uploaded to the object it
+// stands for; a file in a local warehouse is already in place.
+func publishFiles(fsys icebergio.IO, paths []string) ([]string, error) {
+	out := make([]string, len(paths))
+	err := each(paths, func(i int, p string) error {
+		out[i] = locationOf(p)
+		if !IsRemote(out[i]) {
+			return nil
+		}
+		return upload(fsys, p, out[i])
+	})
+	return out, err
+}
+
+func upload(fsys icebergio.IO, path, loc string) error {
+	wfs, ok := fsys.(icebergio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("upload %s: the table's storage cannot be written", loc)
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := wfs.Create(loc)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", loc, err)
+	}
+	if _, err := dst.ReadFrom(src); err != nil {
+		dst.Close()
+		return fmt.Errorf("upload %s: %w", loc, err)
+	}
+	if err := dst.Close(); err != nil {
+		return fmt.Errorf("upload %s: %w", loc, err)
+	}
+	return nil
+}
+
+// removeFiles deletes the local files at paths and, for those that mirror an object, the
+// object too (best effort: an unreferenced file is garbage, never data).
+func removeFiles(fsys icebergio.IO, paths []string) {
+	for _, p := range paths {
+		os.Remove(p)
+		if loc := locationOf(p); IsRemote(loc) && fsys != nil {
+			fsys.Remove(loc)
+		}
+	}
+}
