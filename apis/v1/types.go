@@ -94,9 +94,9 @@ type Catalog struct {
 	Type string `json:"type,omitempty"`
 	// URI is a sql catalog's database: postgres://USER@HOST:PORT/DB, or a SQLite file. A
 	// password is never written here: PostgreSQL's client reads PGPASSWORD.
-	URI           string `json:"uri,omitempty"`
-	Identifier    string `json:"identifier"`
-	Namespace     string `json:"namespace,omitempty"`
+	URI        string `json:"uri,omitempty"`
+	Identifier string `json:"identifier"`
+	Namespace  string `json:"namespace,omitempty"`
 	// WarehousePath is a folder, or an object-store location (s3://bucket/path) for a shared
 	// catalog.
 	WarehousePath string `json:"warehouse_path,omitempty"`
