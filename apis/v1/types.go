@@ -89,8 +89,9 @@ type Target struct {
 
 // Catalog says which Iceberg catalog holds the target table.
 type Catalog struct {
-	// Type is local (the default: a SQLite catalog in the warehouse folder) or sql (a
-	// PostgreSQL or SQLite database at URI, which several ldp processes can share).
+	// Type is local (the default: a SQLite catalog in the warehouse folder), sql (a
+	// PostgreSQL or SQLite database at URI, which several ldp processes can share) or rest (an
+	// Iceberg REST catalog server at URI).
 	Type string `json:"type,omitempty"`
 	// URI is a sql catalog's database: postgres://USER@HOST:PORT/DB, or a SQLite file. A
 	// password is never written here: PostgreSQL's client reads PGPASSWORD.
@@ -100,6 +101,12 @@ type Catalog struct {
 	// WarehousePath is a folder, or an object-store location (s3://bucket/path) for a shared
 	// catalog.
 	WarehousePath string `json:"warehouse_path,omitempty"`
+	// Warehouse is a rest catalog's warehouse: the name or location its server knows it by.
+	Warehouse string `json:"warehouse,omitempty"`
+	// TokenEnv and CredentialEnv name the environment variables that hold a rest catalog's
+	// bearer token and OAuth2 client credential (id:secret): the values never go in a spec.
+	TokenEnv      string `json:"token_env,omitempty"`
+	CredentialEnv string `json:"credential_env,omitempty"`
 	// Properties pass through to the catalog and its storage (s3.endpoint, s3.region). A secret
 	// is never one of them: keys come from the environment (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY), and a rest catalog's token from the variable TokenEnv names.

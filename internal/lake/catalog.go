@@ -33,8 +33,10 @@ type Catalog struct {
 	// props are the catalog's properties: where tables' files are and how to reach them.
 	props iceberg.Properties
 
-	cat *sqlcat.Catalog
-	db  *sql.DB
+	cat catalog.Catalog
+	// db is the database of a sql catalog, read directly for a table's metadata location and
+	// for leases; nil for a rest catalog.
+	db *sql.DB
 	// postgres is set for a PostgreSQL database (its placeholders are $1, not ?).
 	postgres bool
 	// shared is set for a catalog other machines write to: no local lock applies.
@@ -45,6 +47,7 @@ type Catalog struct {
 var providers = map[string]func(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error){
 	"local": openLocal,
 	"sql":   openShared,
+	"rest":  openREST,
 }
 
 // Open opens (creating on first use) the catalog c names; paths resolve against baseDir.
@@ -58,7 +61,7 @@ func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) 
 	}
 	open, ok := providers[t]
 	if !ok {
-		return nil, ldperr.Configf("", "catalog type %q is not known: use local or sql", c.Type)
+		return nil, ldperr.Configf("", "catalog type %q is not known: use local, sql or rest", c.Type)
 	}
 	return open(ctx, c, baseDir)
 }
@@ -137,6 +140,10 @@ func WarehouseDir(c *v1.Catalog, baseDir string) string {
 	if IsRemote(wp) {
 		return mirrorPath(strings.TrimSuffix(wp, "/"))
 	}
+	if c.Type == "rest" {
+		// The server places the tables; this is where their files are staged and mirrored.
+		return filepath.Join(CacheDir(), "rest", c.Identifier)
+	}
 	if wp == "" {
 		wp = v1.DefaultWarehousePath
 	}
@@ -188,7 +195,7 @@ func OpenExisting(ctx context.Context, vc *v1.Catalog, baseDir string) (*Catalog
 
 // Close releases the catalog database.
 func (c *Catalog) Close() error {
-	if c == nil {
+	if c == nil || c.db == nil {
 		return nil
 	}
 	return c.db.Close()
@@ -246,6 +253,9 @@ func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 // metadataLocation reads where the catalog points r now, from the catalog's own table (one
 // indexed row). "" when the table is not there.
 func (c *Catalog) metadataLocation(ctx context.Context, r Ref) (string, error) {
+	if c.db == nil {
+		return "", nil
+	}
 	var loc sql.NullString
 	q := `SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`
 	if c.postgres {

@@ -5,7 +5,9 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Mask replaces a secret.
@@ -27,11 +29,36 @@ var rules = []struct {
 	{regexp.MustCompile(`(?i)((?:[a-z0-9_.-]*(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|access[_-]?key|credential|private[_-]?key|auth)[a-z0-9_.-]*)["']?\s*[=:]\s*["']?)([^\s"'&,;}]+)`), "${1}" + Mask},
 }
 
+// known are secret values this process read (a token from the variable a spec names): they
+// are masked wherever they appear, whatever the text around them looks like.
+var known struct {
+	sync.RWMutex
+	values []string
+}
+
+// Secret registers v as a secret value, masked by String from now on. Values shorter than six
+// characters are not registered: masking them would garble ordinary text.
+func Secret(v string) {
+	if len(v) < 6 {
+		return
+	}
+	known.Lock()
+	defer known.Unlock()
+	if !slices.Contains(known.values, v) {
+		known.values = append(known.values, v)
+	}
+}
+
 // String masks every secret in s.
 func String(s string) string {
 	if s == "" {
 		return s
 	}
+	known.RLock()
+	for _, v := range known.values {
+		s = strings.ReplaceAll(s, v, Mask)
+	}
+	known.RUnlock()
 	for _, r := range rules {
 		s = r.re.ReplaceAllString(s, r.with)
 	}
