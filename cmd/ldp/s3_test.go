@@ -247,3 +247,46 @@ func TestSamplesOnPostgresAndS3(t *testing.T) {
 		t.Errorf("files were written beside the specs: %v", matches)
 	}
 }
+
+// TestFilesInObjectStorage: a CSV source and a CSV target at s3:// paths, with the table's
+// files in the same bucket: the drop is read from the bucket, the export lands there as one
+// object, and a drop that is not there yet is named as missing.
+func TestFilesInObjectStorage(t *testing.T) {
+	endpoint, bucket := startS3(t)
+	drops := filepath.Join(bucket, s3Bucket, "drops")
+	os.MkdirAll(drops, 0o755)
+	os.WriteFile(filepath.Join(drops, "orders_2026-08-01.csv"), []byte("order_id,ordered_at,amount\n1,2026-08-01 09:00:00,10\n2,2026-08-01 10:00:00,20\n"), 0o644)
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	cat, _ := json.Marshal(map[string]any{
+		"type": "sql", "uri": filepath.Join(l.dir, "catalog.db"), "identifier": "shop",
+		"warehouse_path": "s3://" + s3Bucket + "/warehouse", "properties": map[string]any{"s3.endpoint": endpoint},
+	})
+	l.write(t, "load.json", `{"identifier": "load", "metadata": {"window": {"size": "day", "column": "ordered_at"},
+		"source": {"format": "CSV", "path": "s3://lake/drops/orders_{window_start:%Y-%m-%d}.csv"},
+		"target": {"name": "orders", "format": "ICEBERG", "catalog": `+string(cat)+`}}}`)
+	l.write(t, "export.json", `{"identifier": "export", "metadata": {
+		"source": {"name": "orders", "format": "ICEBERG", "catalog": `+string(cat)+`},
+		"target": {"name": "orders_export", "format": "CSV", "path": "s3://lake/exports/orders.csv"}}}`)
+
+	code, out, errs := l.run(t, nil, "plan", "load.json", "--window", "2026-08-02/2026-08-03")
+	if code != 0 || !strings.Contains(out, "source      s3://lake/drops/orders_2026-08-02.csv (not there yet)") {
+		t.Errorf("plan of a window whose drop is missing: %d %s %s", code, out, errs)
+	}
+	code, out, errs = l.run(t, nil, "run", "load.json", "--window", "2026-08-02/2026-08-03")
+	if code == 0 || !strings.Contains(errs, "source file s3://lake/drops/orders_2026-08-02.csv does not exist") {
+		t.Errorf("run of a window whose drop is missing: %d %s %s", code, out, errs)
+	}
+	if code, out, errs = l.run(t, nil, "run", "load.json", "--window", "2026-08-01/2026-08-02"); code != 0 {
+		t.Fatalf("load from the bucket: %d %s %s", code, out, errs)
+	}
+	if code, out, errs = l.run(t, nil, "run", "export.json"); code != 0 {
+		t.Fatalf("export to the bucket: %d %s %s", code, out, errs)
+	}
+	got, err := os.ReadFile(filepath.Join(bucket, s3Bucket, "exports", "orders.csv"))
+	if err != nil || string(got) != "order_id,ordered_at,amount\n1,2026-08-01 09:00:00,10\n2,2026-08-01 10:00:00,20\n" {
+		t.Errorf("the exported object: %v %q", err, got)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(bucket, s3Bucket, "exports", ".*")); len(leftovers) > 0 {
+		t.Errorf("a partial object was left beside the export: %v", leftovers)
+	}
+}

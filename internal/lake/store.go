@@ -1,8 +1,11 @@
 package lake
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,4 +214,51 @@ func removeFiles(fsys icebergio.IO, paths []string) {
 			fsys.Remove(loc)
 		}
 	}
+}
+
+// objectFS is the IO for a file source or target at loc in an object store, with props (a
+// catalog's properties; the environment fills in the rest).
+func objectFS(ctx context.Context, loc string, props map[string]string) (icebergio.IO, error) {
+	fsys, err := icebergio.LoadFS(ctx, S3Properties(props), loc)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", loc, err)
+	}
+	return fsys, nil
+}
+
+// Download copies the object at loc to the local file path, for DuckDB to read. An object that
+// is not there is an error that satisfies errors.Is(err, fs.ErrNotExist).
+func Download(ctx context.Context, loc, path string, props map[string]string) error {
+	fsys, err := objectFS(ctx, loc, props)
+	if err != nil {
+		return err
+	}
+	return download(fsys, loc, path)
+}
+
+// Upload puts the local file at path as the object at loc: one PUT, so a reader sees the old
+// object or the new one, never part of it.
+func Upload(ctx context.Context, path, loc string, props map[string]string) error {
+	fsys, err := objectFS(ctx, loc, props)
+	if err != nil {
+		return err
+	}
+	return upload(fsys, path, loc)
+}
+
+// ObjectExists reports whether there is an object at loc.
+func ObjectExists(ctx context.Context, loc string, props map[string]string) (bool, error) {
+	fsys, err := objectFS(ctx, loc, props)
+	if err != nil {
+		return false, err
+	}
+	f, err := fsys.Open(loc)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	f.Close()
+	return true, nil
 }

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -165,6 +167,9 @@ type run struct {
 	isKeyed bool
 	// cleanup removes what the run staged on disk, when it ends.
 	cleanup []func()
+	// localSource is the file DuckDB reads for a file source: the spec's, or a copy of an
+	// object-store source.
+	localSource string
 	// staged is the Parquet file (or folder of files split by stagedParts) a file source was
 	// read into ("" for an Iceberg source).
 	staged      string
@@ -426,7 +431,14 @@ func (r *run) extract(ctx context.Context) error {
 			return &ldperr.ConfigError{File: r.p.Path, Err: err}
 		}
 		r.res.SourcePath = path
-		expr, err := formats.Source(src.Format, r.resolve(path), src.Options)
+		full := r.resolve(path)
+		if lake.IsRemote(full) {
+			if full, err = r.download(ctx, full); err != nil {
+				return err
+			}
+		}
+		r.localSource = full
+		expr, err := formats.Source(src.Format, full, src.Options)
 		if err != nil {
 			return err
 		}
@@ -525,7 +537,39 @@ func (r *run) readError(err error) error {
 	case strings.EqualFold(src.Format, formats.Iceberg):
 		return err
 	}
-	return formats.ReadError(src.Format, r.resolve(src.Path), src.Options, err)
+	local := r.localSource
+	if local == "" {
+		local = r.resolve(src.Path)
+	}
+	return formats.ReadError(src.Format, local, src.Options, err)
+}
+
+// objectProps are the storage settings for a file source or target in an object store: the
+// properties of the spec's catalog, if it has one; the environment gives the rest.
+func objectProps(p *v1.Pipeline) map[string]string {
+	for _, c := range []*v1.Catalog{p.Metadata.Target.Catalog, p.Metadata.Source.Catalog} {
+		if c != nil {
+			return c.Properties
+		}
+	}
+	return nil
+}
+
+// download copies a source object to a scratch file of the run, for DuckDB to read.
+func (r *run) download(ctx context.Context, loc string) (string, error) {
+	dir, err := os.MkdirTemp("", "ldp-source-")
+	if err != nil {
+		return "", err
+	}
+	r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
+	local := filepath.Join(dir, path.Base(loc))
+	if err := lake.Download(ctx, loc, local, objectProps(r.p)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", &formats.SourceMissingError{Path: loc}
+		}
+		return "", fmt.Errorf("read source %s: %w", loc, err)
+	}
+	return local, nil
 }
 
 // transform runs metadata.transform.sql over "source" into "ldp_batch", or makes "ldp_batch"
@@ -634,7 +678,26 @@ func writeFile(ctx context.Context, r *run) error {
 		return lake.ErrNoData
 	}
 	t := r.p.Metadata.Target
-	written, err := formats.WriteFile(ctx, r.db, "SELECT * FROM ldp_batch", t.Format, r.resolve(t.Path))
+	dest := r.resolve(t.Path)
+	if lake.IsRemote(dest) {
+		// Written whole on this machine, then put as one object.
+		dir, err := os.MkdirTemp("", "ldp-target-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		local := filepath.Join(dir, path.Base(dest))
+		written, err := formats.WriteFile(ctx, r.db, "SELECT * FROM ldp_batch", t.Format, local)
+		if err != nil {
+			return err
+		}
+		if err := lake.Upload(ctx, local, dest, objectProps(r.p)); err != nil {
+			return fmt.Errorf("write %s: %w", dest, err)
+		}
+		r.res.RowsWritten = written
+		return nil
+	}
+	written, err := formats.WriteFile(ctx, r.db, "SELECT * FROM ldp_batch", t.Format, dest)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,15 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/window"
 )
 
@@ -71,10 +74,10 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 		} else {
 			pl.SourcePath = path
 			full := path
-			if !strings.HasPrefix(full, "/") {
+			if !strings.HasPrefix(full, "/") && !lake.IsRemote(full) {
 				full = p.BaseDir + "/" + path
 			}
-			if _, err := os.Stat(full); err == nil {
+			if sourceExists(full, p) {
 				pl.SourceExists = true
 			} else {
 				pl.Notes = append(pl.Notes, fmt.Sprintf("source file %s is not there yet", path))
@@ -116,4 +119,17 @@ func selectsNoRows(p *v1.Pipeline) string {
 		return ""
 	}
 	return fmt.Sprintf("%s appends on schedule %s but selects no rows per window: every window would load the whole source again; add a {window_start:FORMAT} placeholder to metadata.source.path or a metadata.window.column", p.Identifier, sched)
+}
+
+// sourceExists reports whether the source file at full is there: on this machine, or in its
+// object store.
+func sourceExists(full string, p *v1.Pipeline) bool {
+	if !lake.IsRemote(full) {
+		_, err := os.Stat(full)
+		return err == nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ok, _ := lake.ObjectExists(ctx, full, objectProps(p))
+	return ok
 }
