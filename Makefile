@@ -6,7 +6,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 
 .DEFAULT_GOAL := help
-.PHONY: help build test demo bench fmt fmtcheck vet fuzz clean
+.PHONY: help build test test-rest demo bench fmt fmtcheck vet fuzz clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -17,6 +17,9 @@ build: ## Build bin/ldp
 test: fmtcheck vet ## Check formatting, vet, and run every test (the concurrent backfill also under -race)
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -run 'Group|Backfill' ./internal/lake ./controllers
+
+test-rest: ## Run the REST catalog tier against SeaweedFS (build it once: hack/seaweedfs/build.sh)
+	LDP_TEST_REST=1 $(GO) test -count=1 -run 'REST' ./cmd/ldp
 
 demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 	./$(BIN) demo --workdir ldp-demo

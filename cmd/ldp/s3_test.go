@@ -55,12 +55,7 @@ func startS3(t *testing.T) (endpoint, root string) {
 	if err := os.Mkdir(filepath.Join(root, s3Bucket), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := freePort(t)
 	gw := exec.Command(bin, "--port", addr, "posix", root)
 	gw.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s3Key, "ROOT_SECRET_KEY="+s3Secret)
 	var log bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,6 +59,7 @@ func writeAtomically(t *testing.T, path, body string) {
 	}
 }
 
+// freePort is an address on 127.0.0.1 that nothing listens on now.
 func freePort(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,6 +67,11 @@ func freePort(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+func portOf(addr string) int {
+	p, _ := strconv.Atoi(addr[strings.LastIndex(addr, ":")+1:])
+	return p
 }
 
 func TestWatchEndToEnd(t *testing.T) {

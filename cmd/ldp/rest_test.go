@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The REST tier: `make test-rest` runs these against SeaweedFS's `weed mini`, an Iceberg REST
+// catalog with its own S3 storage, on 127.0.0.1. Building weed takes about nine minutes, so it
+// is not part of `make test`: hack/seaweedfs/build.sh builds it once into ~/.cache/ldp-tools,
+// and .ci/run runs the tier when that binary is there.
+
+// findWeed finds the weed binary: LDP_WEED, where hack/seaweedfs/build.sh puts it, or the PATH.
+func findWeed() string {
+	if p := os.Getenv("LDP_WEED"); p != "" {
+		return p
+	}
+	tools := os.Getenv("LDP_TOOLS")
+	if tools == "" {
+		tools = filepath.Join(os.Getenv("HOME"), ".cache", "ldp-tools")
+	}
+	if p := filepath.Join(tools, "weed"); fileExists(p) {
+		return p
+	}
+	if p, err := exec.LookPath("weed"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// startREST starts weed mini for the test and returns the REST catalog's URL and the S3
+// endpoint. Outside the REST tier (LDP_TEST_REST unset) the test is skipped; in it, a missing
+// binary fails it.
+func startREST(t *testing.T) (catalogURL, s3URL string) {
+	t.Helper()
+	if os.Getenv("LDP_TEST_REST") == "" {
+		t.Skip("the REST tier runs with make test-rest (it needs SeaweedFS: hack/seaweedfs/build.sh)")
+	}
+	bin := findWeed()
+	if bin == "" {
+		t.Fatal("weed is not built: run hack/seaweedfs/build.sh (about nine minutes), or set LDP_WEED")
+	}
+	ports := map[string]int{}
+	for _, name := range []string{"master.port", "volume.port", "filer.port", "s3.port", "s3.port.iceberg"} {
+		// weed puts each service's gRPC port at its HTTP port + 10000: pick ports whose
+		// partners are free too.
+		for {
+			p := portOf(freePort(t))
+			if p+10000 < 65536 && portFree(p+10000) {
+				ports[name] = p
+				break
+			}
+		}
+	}
+	dir := t.TempDir()
+	args := []string{"mini", "-dir", dir, "-ip", "127.0.0.1", "-ip.bind", "127.0.0.1",
+		"-webdav=false", "-admin.ui=false", "-master.telemetry=false", "-s3.port.lance", "0",
+		"-tableBucket", "warehouse"}
+	for name, p := range ports {
+		args = append(args, "-"+name, strconv.Itoa(p))
+	}
+	weed := exec.Command(bin, args...)
+	weed.Dir = dir
+	weed.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+s3Key, "AWS_SECRET_ACCESS_KEY="+s3Secret)
+	var log bytes.Buffer
+	weed.Stdout, weed.Stderr = &log, &log
+	if err := weed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { weed.Process.Kill(); weed.Wait() })
+	catalogURL = fmt.Sprintf("http://127.0.0.1:%d", ports["s3.port.iceberg"])
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		resp, err := http.Get(catalogURL + "/v1/config")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode < 500 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("weed mini's Iceberg catalog did not answer on %s:\n%s", catalogURL, log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", s3Key)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("LDP_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
+	t.Setenv("SHOP_CATALOG_CREDENTIAL", s3Key+":"+s3Secret)
+	return catalogURL, fmt.Sprintf("http://127.0.0.1:%d", ports["s3.port"])
+}
+
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// restCatalogJSON is the catalog block of the REST catalog at catalogURL, its credential in
+// SHOP_CATALOG_CREDENTIAL.
+func restCatalogJSON(catalogURL, s3URL string) string {
+	return fmt.Sprintf(`{"type": "rest", "uri": %q, "identifier": "shop", "credential_env": "SHOP_CATALOG_CREDENTIAL",
+		"properties": {"s3.endpoint": %q}}`, catalogURL, s3URL)
+}
+
+// TestRaceOfProcessesOnREST: the exactly-once race against an Iceberg REST catalog, whose
+// losers get a CommitFailedException (HTTP 409) rather than the SQL catalog's failed
+// requirement: each key on main once, no row lost or repeated.
+func TestRaceOfProcessesOnREST(t *testing.T) {
+	catalogURL, s3URL := startREST(t)
+	l := newLakeOn(t, 4, restCatalogJSON(catalogURL, s3URL))
+	if code, out, errs := l.run(t, nil, "catalog", "test", "append.json"); code != 0 {
+		t.Fatalf("catalog test: %d %s %s", code, out, errs)
+	}
+	race(t, l, 4)
+}
