@@ -268,3 +268,63 @@ func TestTwoWatchersDivideWindowsByLease(t *testing.T) {
 		}
 	}
 }
+
+// TestWatcherTakesOverAKilledWatcher: an ldp watch process is killed (SIGKILL) mid-window,
+// after staging, holding the window's lease; another watcher leaves the window alone until the
+// lease expires, then finishes it as attempt 2 of the same run, and the key is on main once.
+func TestWatcherTakesOverAKilledWatcher(t *testing.T) {
+	uri := startPostgres(t)
+	l := leasedFolder(t, uri, 1)
+	for back := 1; back <= 2; back++ {
+		day := time.Now().UTC().AddDate(0, 0, -back).Format("2006-01-02")
+		l.write(t, "specs/drops/orders_"+day+".csv", "order_id,ordered_at,amount\n1,"+day+" 09:00:00,10\n")
+	}
+	first := &syncBuffer{}
+	a := l.cmd([]string{"LDP_FAULT=staged:kill"}, "watch", "specs", "--leases", "--lease-ttl", "3s")
+	a.Stdout, a.Stderr = first, first
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a.Wait() // killed by its own fault hook, right after staging
+	second := &syncBuffer{}
+	b := l.cmd(nil, "watch", "specs", "--leases", "--lease-ttl", "3s", "--resync", "1s")
+	b.Stdout, b.Stderr = second, second
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { b.Process.Signal(syscall.SIGTERM); b.Wait() }()
+	waitFor(t, "the killed watcher's window finished by the other", 90*time.Second, func() bool {
+		code, out, _ := l.run(t, nil, "diff", "-f", "specs")
+		return code == 0 && strings.Contains(out, "nothing to do")
+	}, second)
+	b.Process.Signal(syscall.SIGTERM)
+	b.Wait()
+
+	ledger, err := os.ReadFile(filepath.Join(l.dir, "specs", ".ldp", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts := map[string][]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(ledger)), "\n") {
+		var e struct {
+			Type    string `json:"type"`
+			RunID   string `json:"run_id"`
+			Attempt int    `json:"attempt"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == "workflow.started" {
+			attempts[e.RunID] = append(attempts[e.RunID], e.Attempt)
+		}
+	}
+	if len(attempts) != 1 {
+		t.Fatalf("want one run of the window, taken over; got %v\nfirst watcher:\n%s\nsecond:\n%s", attempts, first, second)
+	}
+	for run, as := range attempts {
+		if fmt.Sprint(as) != "[1 2]" {
+			t.Errorf("run %s: attempts %v, want [1 2] (the take-over is the next attempt of the same run)", run, as)
+		}
+	}
+	code, out, errs := l.run(t, nil, "commits", "specs/feed_0.json", "--json")
+	if code != 0 || strings.Count(out, `"idempotency_key"`) != 1 {
+		t.Errorf("keys on main after the take-over: %d %s %s", code, out, errs)
+	}
+}
