@@ -81,6 +81,33 @@ func (l *lakeDir) cmd(env []string, args ...string) *exec.Cmd {
 	return c
 }
 
+// together starts one ldp process per entry of envs (each with that extra environment), all
+// released at once by a barrier file, and waits for them. A process that fails fails the test.
+func (l *lakeDir) together(t *testing.T, envs [][]string, args ...string) {
+	t.Helper()
+	barrier := filepath.Join(l.dir, fmt.Sprintf(".go-%d", time.Now().UnixNano()))
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for _, env := range envs {
+		c := exec.Command("sh", "-c", fmt.Sprintf(`while [ ! -e %s ]; do sleep 0.005; done; exec "$@"`, barrier), "sh", l.ldp)
+		c.Args = append(c.Args, args...)
+		c.Dir, c.Env = l.dir, append(os.Environ(), env...)
+		var out bytes.Buffer
+		c.Stdout, c.Stderr = &out, &out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, c), append(outs, &out)
+	}
+	os.WriteFile(barrier, nil, 0o644)
+	defer os.Remove(barrier)
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("process %d: ldp %s: %v\n%s", i, strings.Join(args, " "), err, outs[i])
+		}
+	}
+}
+
 // run runs ldp to completion and returns its exit code and output.
 func (l *lakeDir) run(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()

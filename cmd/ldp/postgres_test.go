@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -156,25 +155,7 @@ func startedRuns(t *testing.T, l *lakeDir) (map[string]int, map[string]string) {
 func TestTwoTickersDivideWindowsByLease(t *testing.T) {
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 6)
-	barrier := filepath.Join(l.dir, "go")
-	var cmds []*exec.Cmd
-	var outs []*bytes.Buffer
-	for i := 0; i < 2; i++ {
-		c := exec.Command("sh", "-c", fmt.Sprintf("while [ ! -e %s ]; do sleep 0.005; done; %s schedule tick specs --leases --now %s --json", barrier, l.ldp, leaseNow))
-		c.Dir = l.dir
-		var out bytes.Buffer
-		c.Stdout, c.Stderr = &out, &out
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds, outs = append(cmds, c), append(outs, &out)
-	}
-	os.WriteFile(barrier, nil, 0o644)
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Fatalf("ticker %d: %v\n%s", i, err, outs[i])
-		}
-	}
+	l.together(t, [][]string{nil, nil}, "schedule", "tick", "specs", "--leases", "--now", leaseNow, "--json")
 	counts, _ := startedRuns(t, l)
 	for i := 0; i < 6; i++ {
 		if n := counts[fmt.Sprintf("feed_%d", i)]; n != 1 {

@@ -91,10 +91,7 @@ func startREST(t *testing.T) (catalogURL, s3URL string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", s3Key)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("LDP_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
+	useS3Keys(t)
 	t.Setenv("SHOP_CATALOG_CREDENTIAL", s3Key+":"+s3Secret)
 	return catalogURL, fmt.Sprintf("http://127.0.0.1:%d", ports["s3.port"])
 }

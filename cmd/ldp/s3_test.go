@@ -76,12 +76,18 @@ func startS3(t *testing.T) (endpoint, root string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	useS3Keys(t)
+	return "http://" + addr, root
+}
+
+// useS3Keys puts the test servers' S3 keys in the standard AWS variables of this process (and
+// so of every ldp it starts), and gives the ldp processes a fresh cache folder.
+func useS3Keys(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", s3Key)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("LDP_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
-	return "http://" + addr, root
 }
 
 // sharedCatalog is the catalog block of a PostgreSQL catalog at uri with its warehouse in the
@@ -148,36 +154,9 @@ func TestSamplesOnPostgresAndS3(t *testing.T) {
 	worker := func(i int) []string {
 		return []string{"LDP_CACHE_DIR=" + filepath.Join(l.dir, fmt.Sprintf("cache-worker-%d", i))}
 	}
-	// Two workers at once, started together.
-	together := func(args ...string) []string {
-		barrier := filepath.Join(l.dir, fmt.Sprintf("go-%d", time.Now().UnixNano()))
-		var cmds []*exec.Cmd
-		var outs []*bytes.Buffer
-		for i := 0; i < 2; i++ {
-			c := exec.Command("sh", "-c", fmt.Sprintf(`while [ ! -e %s ]; do sleep 0.005; done; exec "$@"`, barrier), "sh")
-			c.Args = append(c.Args, append([]string{l.ldp}, args...)...)
-			c.Dir, c.Env = l.dir, append(os.Environ(), worker(i)...)
-			var out bytes.Buffer
-			c.Stdout, c.Stderr = &out, &out
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			cmds, outs = append(cmds, c), append(outs, &out)
-		}
-		os.WriteFile(barrier, nil, 0o644)
-		var res []string
-		for i, c := range cmds {
-			if err := c.Wait(); err != nil {
-				t.Fatalf("worker %d: ldp %s: %v\n%s", i, strings.Join(args, " "), err, outs[i])
-			}
-			res = append(res, outs[i].String())
-		}
-		return res
-	}
-
 	// nyc_taxi: both workers overwrite the table with the day's export at once; the table
 	// holds the export once.
-	together("run", "nyc_taxi.json")
+	l.together(t, [][]string{worker(0), worker(1)}, "run", "nyc_taxi.json")
 	reader := worker(3)
 	code, out, errs := l.run(t, reader, "query", "nyc_taxi.json", "SELECT count(*) AS n, count(DISTINCT ride_id) AS ids, round(sum(fare), 2) AS fare FROM rides", "-o", "csv")
 	if code != 0 || out != "n,ids,fare\n200,200,4010.5\n" {
@@ -186,7 +165,7 @@ func TestSamplesOnPostgresAndS3(t *testing.T) {
 
 	// The workflow and the scheduled pipeline: two workers tick the folder with leases.
 	const now = "2026-08-04T00:30:00Z"
-	together("schedule", "tick", ".", "--leases", "--now", now, "--json")
+	l.together(t, [][]string{worker(0), worker(1)}, "schedule", "tick", ".", "--leases", "--now", now, "--json")
 	runs := map[string]int{}
 	b, err := os.ReadFile(filepath.Join(l.dir, ".ldp", "events.jsonl"))
 	if err != nil {
