@@ -3,6 +3,7 @@ package schemas
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -192,7 +193,11 @@ func (c *checker) catalog(cat map[string]any, p fieldPath) {
 			"rest": "the REST catalog's base URL, such as http://127.0.0.1:8181",
 		}[typ])
 	}
-	if wp, _ := str(cat, "warehouse_path"); typ == "local" && strings.Contains(wp, "://") {
+	wp, _ := str(cat, "warehouse_path")
+	if u, err := url.Parse(wp); err == nil && u.User != nil {
+		c.at(p.child("warehouse_path"), "keys never go in a path: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment")
+	}
+	if typ == "local" && strings.Contains(wp, "://") {
 		c.at(p.child("warehouse_path"), "a local catalog keeps its database in the warehouse folder, which %s cannot hold: use type sql with a PostgreSQL uri for an object-store warehouse", wp)
 	}
 	props, _ := cat["properties"].(map[string]any)

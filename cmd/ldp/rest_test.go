@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,23 +79,43 @@ func startREST(t *testing.T) (catalogURL, s3URL string) {
 	}
 	t.Cleanup(func() { weed.Process.Kill(); weed.Wait() })
 	catalogURL = fmt.Sprintf("http://127.0.0.1:%d", ports["s3.port.iceberg"])
+	// Ready when its table bucket is there: mini creates it after its services answer.
 	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(catalogURL + "/v1/config")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 500 {
-				break
-			}
-		}
+	for !restReady(catalogURL) {
 		if time.Now().After(deadline) {
-			t.Fatalf("weed mini's Iceberg catalog did not answer on %s:\n%s", catalogURL, log.String())
+			t.Fatalf("weed mini's Iceberg catalog did not list namespaces on %s:\n%s", catalogURL, log.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	useS3Keys(t)
 	t.Setenv("SHOP_CATALOG_CREDENTIAL", s3Key+":"+s3Secret)
 	return catalogURL, fmt.Sprintf("http://127.0.0.1:%d", ports["s3.port"])
+}
+
+// restReady reports whether the catalog at url grants the test's credential a token and lists
+// its namespaces with it.
+func restReady(url string) bool {
+	resp, err := http.PostForm(url+"/v1/oauth/tokens", neturl.Values{
+		"grant_type": {"client_credentials"}, "client_id": {s3Key}, "client_secret": {s3Secret}})
+	if err != nil {
+		return false
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if err != nil || tok.AccessToken == "" {
+		return false
+	}
+	req, _ := http.NewRequest(http.MethodGet, url+"/v1/namespaces", nil)
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 func portFree(p int) bool {

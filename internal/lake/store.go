@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers s3:// for table and data files
+
+	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 // A warehouse is a local folder or an object-store prefix (s3://bucket/path). DuckDB reads and
@@ -219,6 +222,9 @@ func removeFiles(fsys icebergio.IO, paths []string) {
 // objectFS is the IO for a file source or target at loc in an object store, with props (a
 // catalog's properties; the environment fills in the rest).
 func objectFS(ctx context.Context, loc string, props map[string]string) (icebergio.IO, error) {
+	if u, err := url.Parse(loc); err != nil || u.User != nil {
+		return nil, ldperr.Configf("", "%s: keys never go in a path: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment", loc)
+	}
 	fsys, err := icebergio.LoadFS(ctx, S3Properties(props), loc)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", loc, err)
