@@ -15,12 +15,14 @@ func newCatalogCmd(s *streams) *cobra.Command {
 	test := &cobra.Command{
 		Use:   "test SPEC",
 		Short: "Connect to a spec's catalog, list namespaces, create and drop a scratch table",
-		Long: `Check that the catalog of a dataset config's target works for ldp: connect, list the
-namespaces, create the target's namespace if missing, and create and drop a scratch table. Each
-step prints ok or what failed, in plain words; secrets never print.
+		Long: `Check that the catalog of a dataset config's target (or of its Iceberg source) works for
+ldp: connect, list the namespaces, create the namespace if missing, and create and drop a
+scratch table, which writes to the warehouse's storage (a folder or an s3:// bucket). Each step
+prints ok or what failed, in plain words; secrets never print.
 
 Exit status: 0 every step worked, 1 a step failed.`,
-		Example: `  ldp catalog test orders.json`,
+		Example: `  ldp catalog test orders.json
+  SHOP_CATALOG_TOKEN=... ldp catalog test --json orders_on_rest.json`,
 		Args:    exactArgs(1, "name the dataset config, for example: ldp catalog test orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := loadPipeline(args[0])
@@ -29,7 +31,10 @@ Exit status: 0 every step worked, 1 a step failed.`,
 			}
 			c := p.Metadata.Target.Catalog
 			if c == nil {
-				return ldperr.Configf(p.Path, "its target is a %s file: there is no catalog to test", p.Metadata.Target.Format)
+				c = p.Metadata.Source.Catalog
+			}
+			if c == nil {
+				return ldperr.Configf(p.Path, "it reads and writes files (%s to %s): there is no catalog to test", p.Metadata.Source.Format, p.Metadata.Target.Format)
 			}
 			steps := []lake.Step{{What: "connect to catalog " + c.Identifier}}
 			cat, err := lake.Open(cmd.Context(), c, p.BaseDir)

@@ -258,13 +258,16 @@ func ObjectExists(ctx context.Context, loc string, props map[string]string) (boo
 	if err != nil {
 		return false, err
 	}
-	f, err := fsys.Open(loc)
+	if st, ok := fsys.(icebergio.StatIO); ok {
+		_, err = st.Stat(loc) // a HEAD request, where Open would start the download
+	} else {
+		var f icebergio.File
+		if f, err = fsys.Open(loc); err == nil {
+			f.Close()
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	f.Close()
-	return true, nil
+	return err == nil, err
 }
