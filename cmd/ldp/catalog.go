@@ -23,7 +23,7 @@ prints ok or what failed, in plain words; secrets never print.
 Exit status: 0 every step worked, 1 a step failed.`,
 		Example: `  ldp catalog test orders.json
   SHOP_CATALOG_TOKEN=... ldp catalog test --json orders_on_rest.json`,
-		Args:    exactArgs(1, "name the dataset config, for example: ldp catalog test orders.json"),
+		Args: exactArgs(1, "name the dataset config, for example: ldp catalog test orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := loadPipeline(args[0])
 			if err != nil {

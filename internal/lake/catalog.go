@@ -95,9 +95,11 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 // object-store warehouse is its location; its local mirror is created.
 func makeWarehouse(c *v1.Catalog, baseDir string) (string, error) {
 	if IsRemote(c.WarehousePath) {
-		if err := os.MkdirAll(WarehouseDir(c, baseDir), 0o755); err != nil {
+		mirror := WarehouseDir(c, baseDir)
+		if err := os.MkdirAll(mirror, 0o755); err != nil {
 			return "", fmt.Errorf("create the local mirror of %s: %w", c.WarehousePath, err)
 		}
+		pruneMirror(mirror)
 		return strings.TrimSuffix(c.WarehousePath, "/"), nil
 	}
 	wh, err := filepath.Abs(WarehouseDir(c, baseDir))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -66,6 +67,37 @@ func locationOf(path string) string {
 		}
 	}
 	return "file://" + path
+}
+
+// mirrorKeep is how long a mirrored file stays after it was written or downloaded; pruneEvery
+// is how often a process looks.
+const (
+	mirrorKeep = 7 * 24 * time.Hour
+	pruneEvery = 24 * time.Hour
+)
+
+// pruneMirror deletes the files of the mirror at dir older than mirrorKeep, at most once a day
+// (a marker file says when it last looked), so that a long-lived worker's cache does not grow
+// without bound. A pruned file is downloaded again if a read needs it.
+func pruneMirror(dir string) {
+	marker := filepath.Join(dir, ".ldp", "pruned")
+	if info, err := os.Stat(marker); err == nil && time.Since(info.ModTime()) < pruneEvery {
+		return
+	}
+	os.MkdirAll(filepath.Dir(marker), 0o755)
+	os.WriteFile(marker, nil, 0o644)
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".ldp" {
+			return filepath.SkipDir // the runs' scratch folders clean themselves
+		}
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) > mirrorKeep {
+			os.Remove(p)
+		}
+		return nil
+	})
 }
 
 // S3Properties are iceberg-go's IO settings for an object-store warehouse: the catalog's
@@ -136,6 +168,8 @@ func fetch(fsys icebergio.IO, locs []string) ([]string, error) {
 			return nil
 		}
 		if _, err := os.Stat(out[i]); err == nil {
+			now := time.Now()
+			os.Chtimes(out[i], now, now) // in use: pruneMirror keeps it
 			return nil
 		}
 		return download(fsys, loc, out[i])
