@@ -193,6 +193,13 @@ func (c *checker) catalog(cat map[string]any, p fieldPath) {
 			"rest": "the REST catalog's base URL, such as http://127.0.0.1:8181",
 		}[typ])
 	}
+	if typ != "rest" {
+		for k, hint := range map[string]string{"warehouse": "; a " + typ + " catalog's is warehouse_path", "token_env": "", "credential_env": ""} {
+			if _, ok := cat[k]; ok {
+				c.at(p.child(k), "%s applies only to a rest catalog (type rest)%s", k, hint)
+			}
+		}
+	}
 	wp, _ := str(cat, "warehouse_path")
 	if u, err := url.Parse(wp); err == nil && u.User != nil {
 		c.at(p.child("warehouse_path"), "keys never go in a path: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment")
