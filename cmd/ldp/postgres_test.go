@@ -207,17 +207,22 @@ func TestLeaseOutlivesADeadHolder(t *testing.T) {
 	}
 }
 
+// writeRecentDrops gives a leased folder's specs the drops ldp watch finds due by the real
+// clock: yesterday's (UTC), and the day before's, due between midnight and the 01:00 fire.
+func writeRecentDrops(t *testing.T, l *lakeDir) {
+	t.Helper()
+	for back := 1; back <= 2; back++ {
+		day := time.Now().UTC().AddDate(0, 0, -back).Format("2006-01-02")
+		l.write(t, "specs/drops/orders_"+day+".csv", "order_id,ordered_at,amount\n1,"+day+" 09:00:00,10\n")
+	}
+}
+
 // TestTwoWatchersDivideWindowsByLease: two ldp watch processes with --leases on one folder
 // publish every due window once, each window run by one of them.
 func TestTwoWatchersDivideWindowsByLease(t *testing.T) {
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 4)
-	// The specs are due for yesterday (UTC) by the real clock that watch reads, or for the day
-	// before between midnight and the 01:00 fire: both days have their drop.
-	for back := 1; back <= 2; back++ {
-		day := time.Now().UTC().AddDate(0, 0, -back).Format("2006-01-02")
-		l.write(t, "specs/drops/orders_"+day+".csv", "order_id,ordered_at,amount\n1,"+day+" 09:00:00,10\n")
-	}
+	writeRecentDrops(t, l)
 	var logs [2]*syncBuffer
 	var watchers []*exec.Cmd
 	for i := range logs {
@@ -256,10 +261,7 @@ func TestTwoWatchersDivideWindowsByLease(t *testing.T) {
 func TestWatcherTakesOverAKilledWatcher(t *testing.T) {
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 1)
-	for back := 1; back <= 2; back++ {
-		day := time.Now().UTC().AddDate(0, 0, -back).Format("2006-01-02")
-		l.write(t, "specs/drops/orders_"+day+".csv", "order_id,ordered_at,amount\n1,"+day+" 09:00:00,10\n")
-	}
+	writeRecentDrops(t, l)
 	first := &syncBuffer{}
 	a := l.cmd([]string{"LDP_FAULT=staged:kill"}, "watch", "specs", "--leases", "--lease-ttl", "3s")
 	a.Stdout, a.Stderr = first, first
