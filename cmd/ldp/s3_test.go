@@ -263,4 +263,26 @@ func TestFilesInObjectStorage(t *testing.T) {
 	if leftovers, _ := filepath.Glob(filepath.Join(bucket, s3Bucket, "exports", ".*")); len(leftovers) > 0 {
 		t.Errorf("a partial object was left beside the export: %v", leftovers)
 	}
+
+	// Maintenance reaches the bucket: a file no snapshot references, four days old, is deleted.
+	files, _ := filepath.Glob(filepath.Join(bucket, s3Bucket, "warehouse", "shop.db", "orders", "data", "*", "*.parquet"))
+	if len(files) != 1 {
+		t.Fatalf("data files of the table in the bucket: %v", files)
+	}
+	orphan := filepath.Join(filepath.Dir(files[0]), "orphan.parquet")
+	data, _ := os.ReadFile(files[0])
+	os.WriteFile(orphan, data, 0o644)
+	old := time.Now().Add(-96 * time.Hour)
+	os.Chtimes(orphan, old, old)
+	code, out, errs = l.run(t, nil, "maintain", "load.json", "--orphans", "--apply")
+	if code != 0 || !strings.Contains(out, "orphan.parquet") {
+		t.Errorf("maintain --orphans: %d %s %s", code, out, errs)
+	}
+	if fileExists(orphan) || !fileExists(files[0]) {
+		t.Errorf("after maintain: orphan there %v, live data file there %v", fileExists(orphan), fileExists(files[0]))
+	}
+	code, out, errs = l.run(t, nil, "query", "load.json", "SELECT count(*) AS n FROM orders", "-o", "csv")
+	if code != 0 || out != "n\n2\n" {
+		t.Errorf("the table after maintenance: %d %q %s", code, out, errs)
+	}
 }
