@@ -285,4 +285,15 @@ func TestFilesInObjectStorage(t *testing.T) {
 	if code != 0 || out != "n\n2\n" {
 		t.Errorf("the table after maintenance: %d %q %s", code, out, errs)
 	}
+
+	// Keys the store refuses, or none: the error says which setting to fix.
+	for env, want := range map[string]string{
+		"AWS_SECRET_ACCESS_KEY=not-the-secret": "(the object store refused the keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
+		"AWS_ACCESS_KEY_ID=":                   "(no S3 keys: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
+	} {
+		code, out, errs = l.run(t, []string{env}, "query", "load.json", "SELECT count(*) FROM orders")
+		if code == 0 || !strings.Contains(errs, want) {
+			t.Errorf("with %s: %d %s %s", env, code, out, errs)
+		}
+	}
 }

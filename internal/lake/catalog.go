@@ -246,7 +246,7 @@ func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
 			return nil, &NotFoundError{Ref: r}
 		}
-		return nil, fmt.Errorf("load table %s: %w", r, err)
+		return nil, storageHint(fmt.Errorf("load table %s: %w", r, err))
 	}
 	metadataCache.put(t.MetadataLocation(), t.Metadata())
 	return t, nil

@@ -129,6 +129,38 @@ func S3Properties(props map[string]string) iceberg.Properties {
 	return out
 }
 
+// S3Error is a request the object store refused or could not be sent, with what to do.
+type S3Error struct {
+	Err  error
+	Hint string
+}
+
+func (e *S3Error) Error() string { return e.Err.Error() + " (" + e.Hint + ")" }
+func (e *S3Error) Unwrap() error { return e.Err }
+
+// storageHint says what to do about an object-store error whose cause is a setting: missing
+// or refused keys, an endpoint that does not answer, a bucket that is not there.
+func storageHint(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var hint string
+	switch {
+	case strings.Contains(msg, "get credentials") || strings.Contains(msg, "no EC2 IMDS role"):
+		hint = "no S3 keys: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+	case strings.Contains(msg, "SignatureDoesNotMatch") || strings.Contains(msg, "InvalidAccessKeyId"):
+		hint = "the object store refused the keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+	case strings.Contains(msg, "NoSuchBucket"):
+		hint = "the bucket does not exist: create it, or fix the s3:// path"
+	case strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such host"):
+		hint = "the S3 endpoint does not answer: check s3.endpoint in the catalog's properties or AWS_ENDPOINT_URL_S3"
+	default:
+		return err
+	}
+	return &S3Error{Err: err, Hint: hint}
+}
+
 // transfers bounds the concurrent uploads and downloads of one call.
 const transfers = 8
 
@@ -182,7 +214,7 @@ func fetch(fsys icebergio.IO, locs []string) ([]string, error) {
 func download(fsys icebergio.IO, loc, path string) error {
 	src, err := fsys.Open(loc)
 	if err != nil {
-		return fmt.Errorf("download %s: %w", loc, err)
+		return storageHint(fmt.Errorf("download %s: %w", loc, err))
 	}
 	defer src.Close()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -230,14 +262,14 @@ func upload(fsys icebergio.IO, path, loc string) error {
 	defer src.Close()
 	dst, err := wfs.Create(loc)
 	if err != nil {
-		return fmt.Errorf("upload %s: %w", loc, err)
+		return storageHint(fmt.Errorf("upload %s: %w", loc, err))
 	}
 	if _, err := dst.ReadFrom(src); err != nil {
 		dst.Close()
-		return fmt.Errorf("upload %s: %w", loc, err)
+		return storageHint(fmt.Errorf("upload %s: %w", loc, err))
 	}
 	if err := dst.Close(); err != nil {
-		return fmt.Errorf("upload %s: %w", loc, err)
+		return storageHint(fmt.Errorf("upload %s: %w", loc, err))
 	}
 	return nil
 }

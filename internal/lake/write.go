@@ -217,7 +217,7 @@ func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema,
 		if existing, lerr := c.Load(ctx, ref); lerr == nil {
 			return existing, nil
 		}
-		return nil, fmt.Errorf("create table %s: %w", ref, err)
+		return nil, storageHint(fmt.Errorf("create table %s: %w", ref, err))
 	}
 	return tbl, nil
 }
