@@ -71,7 +71,7 @@ func (c *Catalog) Check(ctx context.Context, ns string) []Step {
 	var steps []Step
 	do := func(what string, f func() error) bool {
 		s := Step{What: what}
-		if err := f(); err != nil {
+		if err := storageHint(f()); err != nil {
 			s.Error = redact.String(err.Error())
 		}
 		steps = append(steps, s)
