@@ -127,11 +127,11 @@ func portFree(p int) bool {
 	return true
 }
 
-// restCatalogJSON is the catalog block of the REST catalog at catalogURL, its credential in
+// restCatalog is the catalog block of the REST catalog at catalogURL, its credential in
 // SHOP_CATALOG_CREDENTIAL.
-func restCatalogJSON(catalogURL, s3URL string) string {
-	return fmt.Sprintf(`{"type": "rest", "uri": %q, "identifier": "shop", "credential_env": "SHOP_CATALOG_CREDENTIAL",
-		"properties": {"s3.endpoint": %q}}`, catalogURL, s3URL)
+func restCatalog(catalogURL, s3URL, identifier string) map[string]any {
+	return map[string]any{"type": "rest", "uri": catalogURL, "identifier": identifier,
+		"credential_env": "SHOP_CATALOG_CREDENTIAL", "properties": map[string]any{"s3.endpoint": s3URL}}
 }
 
 // TestRaceOfProcessesOnREST: the exactly-once race against an Iceberg REST catalog, whose
@@ -139,9 +139,18 @@ func restCatalogJSON(catalogURL, s3URL string) string {
 // requirement: each key on main once, no row lost or repeated.
 func TestRaceOfProcessesOnREST(t *testing.T) {
 	catalogURL, s3URL := startREST(t)
-	l := newLakeOn(t, 4, restCatalogJSON(catalogURL, s3URL))
+	block, _ := json.Marshal(restCatalog(catalogURL, s3URL, "shop"))
+	l := newLakeOn(t, 4, string(block))
 	if code, out, errs := l.run(t, nil, "catalog", "test", "append.json"); code != 0 {
 		t.Fatalf("catalog test: %d %s %s", code, out, errs)
 	}
 	race(t, l, 4)
+}
+
+// TestSamplesOnREST: the nyc_taxi example and the daily_orders workflow, only their catalog
+// blocks changed, on the REST catalog, by two workers at once (the folder lock divides the
+// ticks: leases need a PostgreSQL catalog).
+func TestSamplesOnREST(t *testing.T) {
+	catalogURL, s3URL := startREST(t)
+	samplesByTwoWorkers(t, func(id string) map[string]any { return restCatalog(catalogURL, s3URL, id) })
 }

@@ -106,9 +106,9 @@ func sharedCatalogJSON(uri, endpoint, identifier string) string {
 }
 
 // withCatalog rewrites the dataset config at path so that every catalog block it has is the
-// shared one (keeping each block's identifier): the only change a team makes to move a
-// laptop's specs to shared infrastructure.
-func withCatalog(t *testing.T, path, uri, endpoint string) {
+// one catalog gives for its identifier: the only change a team makes to move a laptop's specs
+// to shared infrastructure.
+func withCatalog(t *testing.T, path string, catalog func(identifier string) map[string]any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -122,7 +122,7 @@ func withCatalog(t *testing.T, path, uri, endpoint string) {
 	for _, side := range []string{"source", "target"} {
 		s, _ := md[side].(map[string]any)
 		if c, ok := s["catalog"].(map[string]any); ok {
-			s["catalog"] = sharedCatalog(uri, endpoint, c["identifier"].(string))
+			s["catalog"] = catalog(c["identifier"].(string))
 		}
 	}
 	out, _ := json.MarshalIndent(doc, "", "  ")
@@ -131,13 +131,13 @@ func withCatalog(t *testing.T, path, uri, endpoint string) {
 	}
 }
 
-// TestSamplesOnPostgresAndS3: the nyc_taxi example and the scheduled daily_orders workflow,
-// unchanged but for their catalog blocks, run on a PostgreSQL catalog with an S3 warehouse by
-// two workers at once, each with its own local cache (as two machines would be): every window
-// is run once, each key is on main once, and a third machine reads the same rows.
-func TestSamplesOnPostgresAndS3(t *testing.T) {
-	uri := startPostgres(t)
-	endpoint, bucket := startS3(t)
+// samplesByTwoWorkers copies the nyc_taxi example and the daily_orders workflow with its
+// pipelines into a folder, gives every catalog block the one catalog makes, and has two
+// workers (each with its own cache) run nyc_taxi at once, then tick the folder at once with
+// tickFlags. It checks what must hold whatever the catalog: each window run once, each key on
+// main once, and a third machine reading the same rows.
+func samplesByTwoWorkers(t *testing.T, catalog func(identifier string) map[string]any, tickFlags ...string) *lakeDir {
+	t.Helper()
 	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
 	samples := filepath.Join("..", "..", "config", "samples")
 	for _, f := range []string{"nyc_taxi.json", "daily_orders.json", "daily_orders_workflow.json", "customers.json", "export_orders.json", "data", "drops"} {
@@ -146,7 +146,7 @@ func TestSamplesOnPostgresAndS3(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"nyc_taxi.json", "daily_orders.json", "customers.json", "export_orders.json"} {
-		withCatalog(t, filepath.Join(l.dir, f), uri, endpoint)
+		withCatalog(t, filepath.Join(l.dir, f), catalog)
 	}
 	if code, out, errs := l.run(t, nil, "validate", "."); code != 0 {
 		t.Fatalf("validate: %d %s %s", code, out, errs)
@@ -163,9 +163,9 @@ func TestSamplesOnPostgresAndS3(t *testing.T) {
 		t.Errorf("nyc_taxi read by a third machine: %d %q %s", code, out, errs)
 	}
 
-	// The workflow and the scheduled pipeline: two workers tick the folder with leases.
+	// The workflow and the scheduled pipeline: two workers tick the folder at once.
 	const now = "2026-08-04T00:30:00Z"
-	l.together(t, [][]string{worker(0), worker(1)}, "schedule", "tick", ".", "--leases", "--now", now, "--json")
+	l.together(t, [][]string{worker(0), worker(1)}, append([]string{"schedule", "tick", ".", "--now", now, "--json"}, tickFlags...)...)
 	runs := map[string]int{}
 	b, err := os.ReadFile(filepath.Join(l.dir, ".ldp", "events.jsonl"))
 	if err != nil {
@@ -211,6 +211,18 @@ func TestSamplesOnPostgresAndS3(t *testing.T) {
 	if code != 0 || out != "n,ids\n12,12\n" {
 		t.Errorf("orders read by a third machine: %d %q %s", code, out, errs)
 	}
+	return l
+}
+
+// TestSamplesOnPostgresAndS3: the nyc_taxi example and the scheduled daily_orders workflow,
+// unchanged but for their catalog blocks, run on a PostgreSQL catalog with an S3 warehouse by
+// two workers at once, each with its own local cache (as two machines would be), dividing the
+// windows by lease: every window is run once, each key is on main once, and a third machine
+// reads the same rows.
+func TestSamplesOnPostgresAndS3(t *testing.T) {
+	uri := startPostgres(t)
+	endpoint, bucket := startS3(t)
+	l := samplesByTwoWorkers(t, func(id string) map[string]any { return sharedCatalog(uri, endpoint, id) }, "--leases")
 	// The data files are in the bucket, not in the folder the specs share.
 	for _, tbl := range []string{"nyc.db/rides", "shop.db/orders", "shop.db/customers"} {
 		if matches, _ := filepath.Glob(filepath.Join(bucket, s3Bucket, "warehouse", tbl, "data", "*", "*")); len(matches) == 0 {
