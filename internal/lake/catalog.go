@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,12 +45,11 @@ type Catalog struct {
 	shared bool
 }
 
-// providers open a catalog of each type: a new type is one more entry (and its file).
-var providers = map[string]func(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error){
-	"local": openLocal,
-	"sql":   openShared,
-	"rest":  openREST,
-}
+// providers open a catalog of each type. Each type's file registers its opener, so a new
+// type is one new file.
+var providers = map[string]func(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error){}
+
+func init() { providers["local"] = openLocal }
 
 // Open opens (creating on first use) the catalog c names; paths resolve against baseDir.
 func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
@@ -61,7 +62,7 @@ func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) 
 	}
 	open, ok := providers[t]
 	if !ok {
-		return nil, ldperr.Configf("", "catalog type %q is not known: use local, sql or rest", c.Type)
+		return nil, ldperr.Configf("", "catalog type %q is not known: use one of %s", c.Type, strings.Join(slices.Sorted(maps.Keys(providers)), ", "))
 	}
 	return open(ctx, c, baseDir)
 }

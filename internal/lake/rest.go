@@ -12,6 +12,8 @@ import (
 	"github.com/ldp-dev/ldp/internal/redact"
 )
 
+func init() { providers["rest"] = openREST }
+
 // openREST opens an Iceberg REST catalog at c.URI. The server places tables and keeps them
 // apart: a commit that lost a race is its CommitFailedException (HTTP 409), which iceberg-go
 // reports as table.ErrCommitFailed and the protocol stages again. Secrets come from the

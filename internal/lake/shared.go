@@ -15,6 +15,8 @@ import (
 	"github.com/ldp-dev/ldp/internal/redact"
 )
 
+func init() { providers["sql"] = openShared }
+
 // openShared opens a catalog of type sql: iceberg-go's SQL catalog in the PostgreSQL (or
 // SQLite) database at c.URI, which ldp processes on several machines can share. The file lock
 // of the local catalog does not reach other machines, so concurrent writers are kept apart by
