@@ -308,4 +308,18 @@ func TestFilesInObjectStorage(t *testing.T) {
 			t.Errorf("with %s: %d %s %s", env, code, out, errs)
 		}
 	}
+
+	// A backfill publishes its windows in grouped commits, their files uploaded to the bucket;
+	// the window already done is left alone.
+	for _, day := range []string{"2026-08-02", "2026-08-03"} {
+		os.WriteFile(filepath.Join(drops, "orders_"+day+".csv"), []byte("order_id,ordered_at,amount\n"+day[9:]+","+day+" 09:00:00,10\n"), 0o644)
+	}
+	code, out, errs = l.run(t, nil, "backfill", "load.json", "--from", "2026-08-01", "--to", "2026-08-04")
+	if code != 0 || !strings.Contains(out, "load: 3 windows: 1 done, 2 published") {
+		t.Errorf("backfill: %d %s %s", code, out, errs)
+	}
+	code, out, errs = l.run(t, nil, "query", "load.json", "SELECT count(*) AS n, count(DISTINCT order_id) AS ids FROM orders", "-o", "csv")
+	if code != 0 || out != "n,ids\n4,3\n" {
+		t.Errorf("the table after the backfill: %d %q %s", code, out, errs)
+	}
 }
