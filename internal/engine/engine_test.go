@@ -109,3 +109,34 @@ func TestSpillsUnderAMemoryLimit(t *testing.T) {
 		t.Errorf("the spill folder outlived the database: %v", err)
 	}
 }
+
+// TestBoundedSetsAndRestoresTheLimit: inside Bounded the limit is what the database holds
+// plus the budget, an aggregate larger than it still completes (it spills), and after it the
+// default limit is back, for the next user of the pooled database.
+func TestBoundedSetsAndRestoresTheLimit(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var before, inside, after string
+	d.QueryRow(ctx, "SELECT current_setting('memory_limit')", &before)
+	var groups int64
+	err = d.Bounded(ctx, 64<<20, func() error {
+		if err := d.QueryRow(ctx, "SELECT current_setting('memory_limit')", &inside); err != nil {
+			return err
+		}
+		return d.QueryRow(ctx, "SELECT count(*) FROM (SELECT i, count(*) FROM range(5000000) t(i) GROUP BY i)", &groups)
+	})
+	if err != nil || groups != 5000000 {
+		t.Fatalf("aggregate under the bound: %d groups, %v", groups, err)
+	}
+	d.QueryRow(ctx, "SELECT current_setting('memory_limit')", &after)
+	if inside == before || !strings.Contains(inside, "MiB") {
+		t.Errorf("limit inside Bounded = %q (default %q): the budget was not applied", inside, before)
+	}
+	if after != before {
+		t.Errorf("limit after Bounded = %q, want the default %q back", after, before)
+	}
+}

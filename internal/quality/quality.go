@@ -104,6 +104,9 @@ type Context struct {
 	Location *time.Location
 }
 
+// checksMemory is the memory DuckDB may take for the checks beyond what the database holds.
+const checksMemory = 256 << 20
+
 // plan is one check's SQL expressions and the function that turns their values into a result.
 type plan struct {
 	exprs []string
@@ -138,7 +141,12 @@ func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check,
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	if err := db.QueryRow(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+relation, ptrs...); err != nil {
+	// The checks are aggregates over the whole batch (unique builds a hash table of its keys):
+	// a bounded budget keeps them lean and, for many keys, faster (see engine.DB.Bounded).
+	err = db.Bounded(ctx, checksMemory, func() error {
+		return db.QueryRow(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+relation, ptrs...)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("run quality checks: %w", err)
 	}
 	rep.Rows = toInt(vals[0])
