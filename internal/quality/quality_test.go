@@ -126,3 +126,31 @@ func TestTypeNames(t *testing.T) {
 		}
 	}
 }
+
+// TestALargeBatchIsCheckedUnderTheBound: a batch of boundedRows keys with one repeated is
+// checked under the memory bound, finds the repeat exactly, and leaves the database's default
+// limit in place.
+func TestALargeBatchIsCheckedUnderTheBound(t *testing.T) {
+	ctx := context.Background()
+	db, err := engine.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var before, after string
+	db.QueryRow(ctx, "SELECT current_setting('memory_limit')", &before)
+	if err := db.Exec(ctx, "CREATE TEMP VIEW big AS SELECT i AS id FROM range(2000000) t(i) UNION ALL SELECT 42"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, db, "big", []v1.Check{check(t, `{"check": "unique", "columns": ["id"]}`)}, Context{SourceRows: boundedRows + 1}, "fail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Results[0]; r.Passed || r.FailingRows != 1 || r.Details != "1 duplicate row in 1 key" {
+		t.Errorf("unique over the large batch: %+v", r)
+	}
+	db.QueryRow(ctx, "SELECT current_setting('memory_limit')", &after)
+	if after != before {
+		t.Errorf("memory limit after the checks = %q, want the default %q", after, before)
+	}
+}
