@@ -30,13 +30,7 @@ func findPG(name string) string {
 func startPostgres(t *testing.T) string {
 	t.Helper()
 	initdb, pgctl := findPG("initdb"), findPG("pg_ctl")
-	missing := initdb == "" || pgctl == ""
-	if missing && os.Getenv("CI") == "" {
-		t.Skip("PostgreSQL's server is not installed (apt-get install postgresql); CI installs it and runs this test")
-	}
-	if missing {
-		t.Fatal("PostgreSQL's initdb and pg_ctl are not installed: .ci/run installs the postgresql package")
-	}
+	needProgram(t, initdb != "" && pgctl != "", "PostgreSQL's server", "apt-get install postgresql")
 	// Not t.TempDir: the server runs as the postgres user, which must reach the folder, and
 	// the socket path must stay short.
 	dir, err := os.MkdirTemp("", "ldp-pg-")

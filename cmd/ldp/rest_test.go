@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -72,21 +71,10 @@ func startREST(t *testing.T) (catalogURL, s3URL string) {
 	weed := exec.Command(bin, args...)
 	weed.Dir = dir
 	weed.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+s3Key, "AWS_SECRET_ACCESS_KEY="+s3Secret)
-	var log bytes.Buffer
-	weed.Stdout, weed.Stderr = &log, &log
-	if err := weed.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { weed.Process.Kill(); weed.Wait() })
+	log := startServer(t, weed)
 	catalogURL = fmt.Sprintf("http://127.0.0.1:%d", ports["s3.port.iceberg"])
 	// Ready when its table bucket is there: mini creates it after its services answer.
-	deadline := time.Now().Add(90 * time.Second)
-	for !restReady(catalogURL) {
-		if time.Now().After(deadline) {
-			t.Fatalf("weed mini's Iceberg catalog did not list namespaces on %s:\n%s", catalogURL, log.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitFor(t, "weed mini's Iceberg catalog listing namespaces on "+catalogURL, 90*time.Second, func() bool { return restReady(catalogURL) }, log)
 	useS3Keys(t)
 	t.Setenv("SHOP_CATALOG_CREDENTIAL", s3Key+":"+s3Secret)
 	return catalogURL, fmt.Sprintf("http://127.0.0.1:%d", ports["s3.port"])

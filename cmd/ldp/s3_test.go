@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -45,12 +44,7 @@ func fileExists(p string) bool {
 func startS3(t *testing.T) (endpoint, root string) {
 	t.Helper()
 	bin := findVersitygw()
-	if bin == "" && os.Getenv("CI") == "" {
-		t.Skip("versitygw is not installed (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0); CI installs it and runs this test")
-	}
-	if bin == "" {
-		t.Fatal("versitygw is not installed: .ci/run installs it with go install")
-	}
+	needProgram(t, bin != "", "versitygw", "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
 	root = t.TempDir()
 	if err := os.Mkdir(filepath.Join(root, s3Bucket), 0o755); err != nil {
 		t.Fatal(err)
@@ -58,26 +52,42 @@ func startS3(t *testing.T) (endpoint, root string) {
 	addr := freePort(t)
 	gw := exec.Command(bin, "--port", addr, "posix", root)
 	gw.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s3Key, "ROOT_SECRET_KEY="+s3Secret)
-	var log bytes.Buffer
-	gw.Stdout, gw.Stderr = &log, &log
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Process.Kill(); gw.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	log := startServer(t, gw)
+	waitFor(t, "versitygw listening on "+addr, 30*time.Second, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not listen on %s: %s", addr, log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	}, log)
 	useS3Keys(t)
 	return "http://" + addr, root
+}
+
+// needProgram skips the test where a server program it needs is not installed, outside CI,
+// saying how to install it; in CI (which installs it) a missing program fails the test.
+func needProgram(t *testing.T, found bool, name, install string) {
+	t.Helper()
+	switch {
+	case found:
+	case os.Getenv("CI") == "":
+		t.Skipf("%s is not installed (%s); CI installs it and runs this test", name, install)
+	default:
+		t.Fatalf("%s is not installed: .ci/run installs it (%s)", name, install)
+	}
+}
+
+// startServer starts a test's server process, stopped when the test ends, and returns what it
+// logs.
+func startServer(t *testing.T, cmd *exec.Cmd) *syncBuffer {
+	t.Helper()
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return log
 }
 
 // useS3Keys puts the test servers' S3 keys in the standard AWS variables of this process (and

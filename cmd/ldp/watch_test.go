@@ -41,7 +41,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool,
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; watch logged:\n%s", what, logs.String())
+			t.Fatalf("timed out waiting for %s; the process logged:\n%s", what, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -85,7 +85,7 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 	// Several processes opening a new catalog at once: switching the file to WAL and creating
 	// the catalog's tables can fail with SQLITE_BUSY at once, without the busy handler (seen
 	// with six processes).
-	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": "file://" + wh}}, "sqlite", dsn, sqlcat.SQLite, isBusy)
+	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": warehouseLocation(wh)}}, "sqlite", dsn, sqlcat.SQLite, isBusy)
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
 	}
@@ -111,6 +111,15 @@ func makeWarehouse(c *v1.Catalog, baseDir string) (string, error) {
 		return "", fmt.Errorf("create warehouse %s: %w", wh, err)
 	}
 	return wh, nil
+}
+
+// warehouseLocation is the warehouse as iceberg-go takes it: a folder as a file:// URL, an
+// object-store location as it is.
+func warehouseLocation(wh string) string {
+	if IsRemote(wh) {
+		return wh
+	}
+	return "file://" + wh
 }
 
 // openSQL opens iceberg-go's SQL catalog in the database at dsn, for base's identifier and

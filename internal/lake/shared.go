@@ -3,7 +3,7 @@ package lake
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
+	"maps"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -44,63 +44,14 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 		return !strings.Contains(msg, "connect") && !strings.Contains(msg, "authentication")
 	}
 	props := iceberg.Properties{}
+	maps.Copy(props, c.Properties)
 	if IsRemote(wh) {
 		props = S3Properties(c.Properties)
-	} else {
-		for k, v := range c.Properties {
-			props[k] = v
-		}
-		wh = "file://" + wh
 	}
-	props["warehouse"] = wh
-	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: strings.TrimPrefix(wh, "file://"), props: props, postgres: pg, shared: true}, driver, dsn, dialect, retry)
+	props["warehouse"] = warehouseLocation(wh)
+	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, props: props, postgres: pg, shared: true}, driver, dsn, dialect, retry)
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s at %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
 	}
 	return cat, nil
-}
-
-// Step is one step of a catalog check: what was tried, and the error in plain words if it
-// failed.
-type Step struct {
-	What  string `json:"step"`
-	Error string `json:"error,omitempty"`
-}
-
-// Check connects to the catalog (done by Open), lists its namespaces, and creates and drops a
-// scratch table in namespace ns: what ldp needs of a catalog. It stops at the first failure.
-func (c *Catalog) Check(ctx context.Context, ns string) []Step {
-	var steps []Step
-	do := func(what string, f func() error) bool {
-		s := Step{What: what}
-		if err := storageHint(f()); err != nil {
-			s.Error = redact.String(err.Error())
-		}
-		steps = append(steps, s)
-		return s.Error == ""
-	}
-	var names []string
-	if !do("list namespaces", func() error {
-		list, err := c.cat.ListNamespaces(ctx, nil)
-		for _, n := range list {
-			names = append(names, strings.Join(n, "."))
-		}
-		return err
-	}) {
-		return steps
-	}
-	steps[len(steps)-1].What = fmt.Sprintf("list namespaces (%d: %s)", len(names), strings.Join(names, ", "))
-	if !do("create namespace "+ns+" if missing", func() error { return c.ensureNamespace(ctx, ns) }) {
-		return steps
-	}
-	ref := Ref{Namespace: ns, Name: fmt.Sprintf("ldp_catalog_check_%d", rand.Int64N(1e9))}
-	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
-	if !do("create scratch table "+ref.String(), func() error {
-		_, err := c.cat.CreateTable(ctx, ref.ident(), sc)
-		return err
-	}) {
-		return steps
-	}
-	do("drop scratch table "+ref.String(), func() error { return c.cat.DropTable(ctx, ref.ident()) })
-	return steps
 }

@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers s3:// for table and data files
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
@@ -106,9 +107,7 @@ func pruneMirror(dir string) {
 // spec.
 func S3Properties(props map[string]string) iceberg.Properties {
 	out := iceberg.Properties{}
-	for k, v := range props {
-		out[k] = v
-	}
+	maps.Copy(out, props)
 	fill := func(key string, envs ...string) {
 		if out[key] != "" {
 			return
@@ -128,15 +127,6 @@ func S3Properties(props map[string]string) iceberg.Properties {
 	}
 	return out
 }
-
-// S3Error is a request the object store refused or could not be sent, with what to do.
-type S3Error struct {
-	Err  error
-	Hint string
-}
-
-func (e *S3Error) Error() string { return e.Err.Error() + " (" + e.Hint + ")" }
-func (e *S3Error) Unwrap() error { return e.Err }
 
 // storageHint says what to do about an object-store error whose cause is a setting: missing
 // or refused keys, an endpoint that does not answer, a bucket that is not there.
@@ -158,7 +148,7 @@ func storageHint(err error) error {
 	default:
 		return err
 	}
-	return &S3Error{Err: err, Hint: hint}
+	return fmt.Errorf("%w (%s)", err, hint)
 }
 
 // transfers bounds the concurrent uploads and downloads of one call.
@@ -166,28 +156,12 @@ const transfers = 8
 
 // each runs f on every item, transfers at a time, and returns the first error.
 func each(items []string, f func(i int, s string) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		slots = make(chan struct{}, transfers)
-	)
+	var g errgroup.Group
+	g.SetLimit(transfers)
 	for i, s := range items {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			if err := f(i, s); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		}()
+		g.Go(func() error { return f(i, s) })
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // fetch returns local paths of the files at locs, downloading through fsys those of an object
@@ -250,6 +224,7 @@ func publishFiles(fsys icebergio.IO, paths []string) ([]string, error) {
 	return out, err
 }
 
+// upload puts the local file at path as the object at loc, through fsys.
 func upload(fsys icebergio.IO, path, loc string) error {
 	wfs, ok := fsys.(icebergio.WriteFileIO)
 	if !ok {
@@ -260,15 +235,18 @@ func upload(fsys icebergio.IO, path, loc string) error {
 		return err
 	}
 	defer src.Close()
-	dst, err := wfs.Create(loc)
-	if err != nil {
-		return storageHint(fmt.Errorf("upload %s: %w", loc, err))
+	put := func() error {
+		dst, err := wfs.Create(loc)
+		if err != nil {
+			return err
+		}
+		if _, err := dst.ReadFrom(src); err != nil {
+			dst.Close()
+			return err
+		}
+		return dst.Close()
 	}
-	if _, err := dst.ReadFrom(src); err != nil {
-		dst.Close()
-		return storageHint(fmt.Errorf("upload %s: %w", loc, err))
-	}
-	if err := dst.Close(); err != nil {
+	if err := put(); err != nil {
 		return storageHint(fmt.Errorf("upload %s: %w", loc, err))
 	}
 	return nil

@@ -439,13 +439,7 @@ func (w *writer) linkPrewritten(ctx context.Context, q, dir string) ([]string, b
 	if info, err := os.Stat(w.prewritten); err != nil {
 		return nil, false
 	} else if info.IsDir() {
-		filepath.WalkDir(w.prewritten, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
-				files = append(files, p)
-			}
-			return nil
-		})
-		if len(files) == 0 {
+		if files, err = listParquet(w.prewritten); err != nil || len(files) == 0 {
 			return nil, false
 		}
 		src = "read_parquet(" + engine.LitList(files) + ", hive_partitioning = false)"

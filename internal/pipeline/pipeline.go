@@ -387,11 +387,15 @@ func (r *run) stages(ctx context.Context, write writer) error {
 }
 
 // resolve makes a spec path absolute against the spec's folder.
-func (r *run) resolve(p string) string {
+func (r *run) resolve(p string) string { return resolvePath(r.p.BaseDir, p) }
+
+// resolvePath is p against base: a path relative to the spec's folder is joined to it; an
+// absolute path or a URL (s3://) stands as it is.
+func resolvePath(base, p string) string {
 	if filepath.IsAbs(p) || strings.Contains(p, "://") {
 		return p
 	}
-	return filepath.Join(r.p.BaseDir, p)
+	return filepath.Join(base, p)
 }
 
 func (r *run) toIceberg() bool { return strings.EqualFold(r.p.Metadata.Target.Format, formats.Iceberg) }
@@ -537,11 +541,7 @@ func (r *run) readError(err error) error {
 	case strings.EqualFold(src.Format, formats.Iceberg):
 		return err
 	}
-	local := r.localSource
-	if local == "" {
-		local = r.resolve(src.Path)
-	}
-	return formats.ReadError(src.Format, local, src.Options, err)
+	return formats.ReadError(src.Format, r.localSource, src.Options, err)
 }
 
 // objectProps are the storage settings for a file source or target in an object store: the
@@ -679,6 +679,7 @@ func writeFile(ctx context.Context, r *run) error {
 	}
 	t := r.p.Metadata.Target
 	dest := r.resolve(t.Path)
+	local := dest
 	if lake.IsRemote(dest) {
 		// Written whole on this machine, then put as one object.
 		dir, err := os.MkdirTemp("", "ldp-target-")
@@ -686,20 +687,16 @@ func writeFile(ctx context.Context, r *run) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		local := filepath.Join(dir, path.Base(dest))
-		written, err := formats.WriteFile(ctx, r.db, "SELECT * FROM ldp_batch", t.Format, local)
-		if err != nil {
-			return err
-		}
+		local = filepath.Join(dir, path.Base(dest))
+	}
+	written, err := formats.WriteFile(ctx, r.db, "SELECT * FROM ldp_batch", t.Format, local)
+	if err != nil {
+		return err
+	}
+	if local != dest {
 		if err := lake.Upload(ctx, local, dest, objectProps(r.p)); err != nil {
 			return fmt.Errorf("write %s: %w", dest, err)
 		}
-		r.res.RowsWritten = written
-		return nil
-	}
-	written, err := formats.WriteFile(ctx, r.db, "SELECT * FROM ldp_batch", t.Format, dest)
-	if err != nil {
-		return err
 	}
 	r.res.RowsWritten = written
 	return nil

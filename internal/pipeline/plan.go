@@ -73,11 +73,7 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 			pl.Errors = append(pl.Errors, err.Error())
 		} else {
 			pl.SourcePath = path
-			full := path
-			if !strings.HasPrefix(full, "/") && !lake.IsRemote(full) {
-				full = p.BaseDir + "/" + path
-			}
-			if sourceExists(full, p) {
+			if sourceExists(resolvePath(p.BaseDir, path), p) {
 				pl.SourceExists = true
 			} else {
 				pl.Notes = append(pl.Notes, fmt.Sprintf("source file %s is not there yet", path))
