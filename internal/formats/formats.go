@@ -42,19 +42,13 @@ func Source(format, path string, opts *v1.ReadOptions) (string, error) {
 	}
 	switch strings.ToUpper(format) {
 	case CSV:
-		// The dialect is fixed (comma, header on the first line) and only the types are
-		// inferred. Left to guess, DuckDB's sniffer "repairs" a file with a ragged row: it reads
-		// it as one wide column, or skips lines until the ragged row becomes the header.
-		delim, header := ",", true
-		if opts != nil {
-			if opts.Delimiter != "" {
-				delim = opts.Delimiter
-			}
-			if opts.Header != nil {
-				header = *opts.Header
-			}
-		}
-		return fmt.Sprintf("read_csv(%s, delim = %s, header = %t, skip = 0, strict_mode = true)", engine.Lit(path), engine.Lit(delim), header), nil
+		// The dialect is fixed (comma, double quotes, header on the first line) and only the
+		// types are inferred. Left to guess, DuckDB's sniffer "repairs" a file with a ragged
+		// row: it reads it as one wide column, or skips lines until the ragged row becomes the
+		// header; and it sniffs the quote from the first 20,480 rows only, so a file whose
+		// first quoted field comes later was read with no quote at all.
+		delim, header := csvDialect(opts)
+		return csvSource(path, delim, header, ""), nil
 	case Parquet:
 		return "read_parquet(" + engine.Lit(path) + ")", nil
 	case JSON:
@@ -131,7 +125,6 @@ func locateCSVError(path string, opts *v1.ReadOptions) (int, string, bool) {
 	defer f.Close()
 	r := csv.NewReader(f)
 	r.FieldsPerRecord = 0
-	r.LazyQuotes = true
 	if opts != nil && opts.Delimiter != "" {
 		r.Comma = []rune(opts.Delimiter)[0]
 	}
@@ -142,8 +135,14 @@ func locateCSVError(path string, opts *v1.ReadOptions) (int, string, bool) {
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			if errors.Is(pe.Err, csv.ErrFieldCount) {
+			switch {
+			case errors.Is(pe.Err, csv.ErrFieldCount):
 				return pe.Line, "wrong number of fields", true
+			case errors.Is(pe.Err, csv.ErrQuote) && pe.Line > pe.StartLine:
+				// A quote opened and never closed runs to the end of the file: name where it opened.
+				return pe.StartLine, `a quoted field opened here is never closed (a " is missing)`, true
+			case errors.Is(pe.Err, csv.ErrQuote), errors.Is(pe.Err, csv.ErrBareQuote):
+				return pe.Line, `a " inside a field that is not quoted; quote the field and double the " inside it`, true
 			}
 			return pe.Line, pe.Err.Error(), true
 		}
@@ -193,4 +192,9 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// csvSource is read_csv of path in ldp's pinned dialect, with extra (", types = {...}") appended.
+func csvSource(path, delim string, header bool, extra string) string {
+	return fmt.Sprintf(`read_csv(%s, delim = %s, header = %t, skip = 0, quote = '"', escape = '"', strict_mode = true%s)`, engine.Lit(path), engine.Lit(delim), header, extra)
 }

@@ -404,6 +404,7 @@ func (r *run) toIceberg() bool { return strings.EqualFold(r.p.Metadata.Target.Fo
 func (r *run) extract(ctx context.Context) error {
 	src := r.p.Metadata.Source
 	var from string
+	var cols []engine.Column
 	if strings.EqualFold(src.Format, formats.Iceberg) {
 		cat, err := lake.Open(ctx, src.Catalog, r.p.BaseDir)
 		if err != nil {
@@ -446,12 +447,23 @@ func (r *run) extract(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		from = expr
+		sniffed, err := r.db.Columns(ctx, expr)
+		if err != nil {
+			return r.readError(err)
+		}
+		if from, err = formats.Read(ctx, r.db, src.Format, full, src.Options, sniffed, r.win.Location); err != nil {
+			return err
+		}
+		if from == expr {
+			cols = sniffed
+		}
 	}
 	sel := "*"
-	cols, err := r.db.Columns(ctx, from)
-	if err != nil {
-		return r.readError(err)
+	if cols == nil {
+		var err error
+		if cols, err = r.db.Columns(ctx, from); err != nil {
+			return r.readError(err)
+		}
 	}
 	if r.toIceberg() {
 		sel = engine.IcebergSelect(cols)
@@ -594,8 +606,49 @@ func (r *run) transform(ctx context.Context) error {
 	return nil
 }
 
+// exactKeys refuses a join column of an upsert, or a column of a unique check, whose type is
+// floating-point: two keys that print alike need not be equal, and a rounded key (as DOUBLE
+// rounds integers past int64) makes an upsert replace another row.
+func (r *run) exactKeys(ctx context.Context) error {
+	keys := map[string]string{}
+	if r.res.Mode == lake.Upsert {
+		for _, c := range r.p.Metadata.Target.JoinCols {
+			keys[c] = "join column"
+		}
+	}
+	if q := r.p.Metadata.Quality; q != nil {
+		for _, c := range q.Checks {
+			if c.Check == "unique" && c.Columns != nil {
+				for _, n := range c.Columns.Names {
+					if keys[n] == "" {
+						keys[n] = "unique column"
+					}
+				}
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	cols, err := r.db.Columns(ctx, "ldp_batch")
+	if err != nil {
+		return err
+	}
+	for _, c := range cols {
+		switch t := strings.ToUpper(c.Type); {
+		case keys[c.Name] == "":
+		case t == "DOUBLE" || t == "FLOAT" || t == "REAL":
+			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("%s %q is %s: a key must hold exact values; cast it in metadata.transform.sql (to DECIMAL or VARCHAR) or key on another column", keys[c.Name], c.Name, t)}
+		}
+	}
+	return nil
+}
+
 // validate runs the quality checks; with on_failure "fail" a failure holds the batch back.
 func (r *run) validate(ctx context.Context) error {
+	if err := r.exactKeys(ctx); err != nil {
+		return err
+	}
 	q := r.p.Metadata.Quality
 	if q == nil || len(q.Checks) == 0 {
 		return nil

@@ -1,0 +1,138 @@
+package formats
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/engine"
+)
+
+// sniffRows is how many rows DuckDB's CSV sniffer reads to pick the types.
+const sniffRows = 20480
+
+// Read is Source with the types of a CSV file made exact where DuckDB's sniffer would lose
+// information:
+//
+//   - integers too large for BIGINT are sniffed as DOUBLE, which rounds them
+//     (12345678901234567890 and ...891 become one value, and an upsert on the column deletes a
+//     customer): such a column becomes DECIMAL(38,0), and a value in it that is not an integer
+//     fails the run naming the column and the value;
+//   - a column that holds timestamps with an offset and timestamps without one is sniffed as
+//     TIMESTAMP WITH TIME ZONE and the values without one are read as UTC: the contract says a
+//     value without a zone is local time in the window's zone, so each value is read by its
+//     own kind.
+//
+// cols are the columns of Source's expression; loc is the window's zone. A file whose types
+// need none of this is read exactly as Source reads it, at no extra cost.
+func Read(ctx context.Context, db *engine.DB, format, path string, opts *v1.ReadOptions, cols []engine.Column, loc *time.Location) (string, error) {
+	expr, err := Source(format, path, opts)
+	if err != nil || !strings.EqualFold(format, CSV) {
+		return expr, err
+	}
+	delim, header := csvDialect(opts)
+	if header && firstLineBlank(path) {
+		// DuckDB reads a file of blank lines as rows of one NULL column named column0.
+		return "", &ReadFailedError{Path: path, Line: "1", Msg: "the header line is empty: a CSV source needs its column names on the first line (or \"header\": false in metadata.source.options)"}
+	}
+	var doubles, zoned []string
+	for _, c := range cols {
+		switch strings.ToUpper(c.Type) {
+		case "DOUBLE", "FLOAT":
+			doubles = append(doubles, c.Name)
+		case "TIMESTAMP WITH TIME ZONE":
+			zoned = append(zoned, c.Name)
+		}
+	}
+	if len(doubles) == 0 && len(zoned) == 0 {
+		return expr, nil
+	}
+	ints, err := integerColumns(ctx, db, csvSource(path, delim, header, ", all_varchar = true"), doubles)
+	if err != nil {
+		return "", ReadError(format, path, opts, err)
+	}
+	var types, repl []string
+	for _, name := range ints {
+		c := engine.Ident(name)
+		types = append(types, engine.Lit(name)+": 'VARCHAR'")
+		msg := fmt.Sprintf("column %q holds integers too large for BIGINT, so it is read as DECIMAL(38,0), and this value of it is not an integer: ", name)
+		repl = append(repl, fmt.Sprintf("CASE WHEN %[1]s IS NULL THEN NULL WHEN regexp_full_match(trim(%[1]s), '[+-]?[0-9]+') THEN CAST(trim(%[1]s) AS DECIMAL(38,0)) ELSE error(%[2]s || %[1]s) END AS %[1]s", c, engine.Lit(msg)))
+	}
+	zone := engine.Lit(loc.String())
+	for _, name := range zoned {
+		c := engine.Ident(name)
+		types = append(types, engine.Lit(name)+": 'VARCHAR'")
+		repl = append(repl, fmt.Sprintf("CASE WHEN %[1]s IS NULL THEN NULL WHEN regexp_matches(trim(%[1]s), '%[2]s') THEN CAST(trim(%[1]s) AS TIMESTAMPTZ) ELSE timezone(%[3]s, CAST(trim(%[1]s) AS TIMESTAMP)) END AS %[1]s", c, offsetPattern, zone))
+	}
+	if len(repl) == 0 {
+		return expr, nil
+	}
+	typed := csvSource(path, delim, header, ", types = {"+strings.Join(types, ", ")+"}")
+	return fmt.Sprintf("(SELECT * REPLACE (%s) FROM %s)", strings.Join(repl, ", "), typed), nil
+}
+
+// offsetPattern matches a timestamp that ends in a zone: Z, UTC or an offset after the time.
+const offsetPattern = `:[0-9]{2}(\.[0-9]*)?\s*([zZ]|UTC|[+-][0-9]{2}(:?[0-9]{2})?)$`
+
+// integerColumns returns those of names whose values, in the rows the sniffer read, are all
+// integers: a DOUBLE column sniffed from integers alone holds integers too large for BIGINT.
+func integerColumns(ctx context.Context, db *engine.DB, varchar string, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var aggs, sel []string
+	for _, n := range names {
+		c := engine.Ident(n)
+		sel = append(sel, c)
+		aggs = append(aggs, fmt.Sprintf("coalesce(bool_and(%[1]s IS NULL OR regexp_full_match(trim(%[1]s), '[+-]?[0-9]+')), false)", c))
+	}
+	q := fmt.Sprintf("SELECT %s FROM (SELECT %s FROM %s LIMIT %d)", strings.Join(aggs, ", "), strings.Join(sel, ", "), varchar, sniffRows)
+	flags := make([]bool, len(names))
+	dest := make([]any, len(names))
+	for i := range flags {
+		dest[i] = &flags[i]
+	}
+	if err := db.QueryRow(ctx, q, dest...); err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, ok := range flags {
+		if ok {
+			out = append(out, names[i])
+		}
+	}
+	return out, nil
+}
+
+// firstLineBlank reports whether the first line of the file at path holds nothing but spaces.
+func firstLineBlank(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return false
+	}
+	return strings.TrimSpace(line) == ""
+}
+
+// csvDialect is the delimiter and header setting of a CSV source.
+func csvDialect(opts *v1.ReadOptions) (string, bool) {
+	delim, header := ",", true
+	if opts != nil {
+		if opts.Delimiter != "" {
+			delim = opts.Delimiter
+		}
+		if opts.Header != nil {
+			header = *opts.Header
+		}
+	}
+	return delim, header
+}
