@@ -303,3 +303,70 @@ func TestCrashesConverge(t *testing.T) {
 		l.check(t, mode+".json", []int{1, 2})
 	}
 }
+
+// TestFenceHoldsAcrossKeys: the fence is state in the table, not the absence of a branch.
+// Attempt 3 of a run publishes the window under a key of its own; attempt 1 of the same run,
+// run afterwards under another key, is fenced and writes nothing (it used to publish the window
+// a second time and exit 0).
+func TestFenceHoldsAcrossKeys(t *testing.T) {
+	l := newLake(t, 1)
+	code, out, errs := l.run(t, nil, "run", "append.json", "--window", dayWindow(1), "--run-id", "r1", "--attempt", "3", "--idempotency-key", "k3")
+	if code != 0 || !strings.Contains(out, ": published") {
+		t.Fatalf("attempt 3: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = l.run(t, nil, "run", "append.json", "--window", dayWindow(1), "--run-id", "r1", "--attempt", "1", "--idempotency-key", "k1")
+	if code != 1 || !strings.Contains(errs, "attempt 1 of run r1 was fenced by a later attempt") {
+		t.Fatalf("attempt 1 after attempt 3: exit %d, want 1 and fenced\n%s%s", code, out, errs)
+	}
+	l.check(t, "append.json", []int{1})
+}
+
+// TestStalledAttemptCannotPublishUnderANewKey: attempt 1 is stopped (SIGSTOP) right after its
+// extract; the drop is corrected and attempt 2 of the same run redoes the window under a new
+// key and publishes; attempt 1, resumed, is fenced. In append mode the window's rows are on
+// main once (they were there twice); in overwrite mode they are the corrected drop's (the
+// stalled attempt's stale rows replaced them).
+func TestStalledAttemptCannotPublishUnderANewKey(t *testing.T) {
+	for _, mode := range []string{"append", "overwrite"} {
+		t.Run(mode, func(t *testing.T) {
+			l := newLake(t, 1)
+			zombie := l.cmd([]string{"LDP_FAULT=extracted:stop"}, "run", mode+".json", "--window", dayWindow(1), "--run-id", "r-stall", "--attempt", "1")
+			var zout bytes.Buffer
+			zombie.Stdout, zombie.Stderr = &zout, &zout
+			if err := zombie.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer zombie.Process.Kill()
+			waitStopped(t, zombie, &zout)
+			// The corrected drop: the same orders, amounts times 100.
+			l.write(t, "orders.csv", "order_id,ordered_at,amount\n1,2026-08-01 01:00:00,1000\n2,2026-08-01 03:00:00,2000\n3,2026-08-01 05:00:00,3000\n4,2026-08-01 07:00:00,4000\n5,2026-08-01 09:00:00,5000\n")
+			code, out, errs := l.run(t, nil, "run", mode+".json", "--window", dayWindow(1), "--run-id", "r-stall", "--attempt", "2", "--idempotency-key", "orders-2026-08-01-v2")
+			if code != 0 || !strings.Contains(out, ": published") {
+				t.Fatalf("attempt 2: exit %d\n%s%s", code, out, errs)
+			}
+			zombie.Process.Signal(syscall.SIGCONT)
+			err := zombie.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(zout.String(), "attempt 1 of run r-stall was fenced by a later attempt") {
+				t.Fatalf("resumed attempt 1: %v, want exit 1 and fenced\n%s", err, zout.String())
+			}
+			l.check(t, mode+".json", []int{1})
+			code, out, errs = l.run(t, nil, "query", mode+".json", "SELECT sum(amount) AS total FROM orders_"+mode, "-o", "csv")
+			if code != 0 || out != "total\n15000\n" {
+				t.Fatalf("the window's rows: exit %d %q, want the corrected drop's total 15000\n%s", code, out, errs)
+			}
+		})
+	}
+}
+
+// waitStopped waits until the process c has stopped itself at its fault point.
+func waitStopped(t *testing.T, c *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for procState(c.Process.Pid) != 'T' {
+		if time.Now().After(deadline) {
+			c.Process.Kill()
+			t.Fatalf("the process never reached its fault point: %s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -200,6 +200,8 @@ func publishItems(ctx context.Context, items []*groupItem) {
 			switch {
 			case err != nil:
 				fail([]*groupItem{it}, err)
+			case s == nil && Fenced(tbl, it.opts.RunID, it.opts.Attempt):
+				fail([]*groupItem{it}, fenceError(ref, it.opts.RunID, it.opts.Attempt))
 			case s != nil:
 				it.res = skipped(it.res, s)
 				it.w.removeFiles()
@@ -236,7 +238,11 @@ func publishItems(ctx context.Context, items []*groupItem) {
 		default:
 			head := snaps[len(snaps)-1].SnapshotID
 			o.Hook("staged")
-			err = c.publishBranch(ctx, ref, branch, base.SnapshotID, head)
+			var fences []table.Requirement
+			for _, it := range pending {
+				fences = append(fences, notFenced(it.opts.RunID, it.opts.Attempt))
+			}
+			err = c.publishBranch(ctx, ref, branch, base.SnapshotID, head, fences...)
 			if err == nil {
 				o.Hook("published")
 				before := totalRecords(base)

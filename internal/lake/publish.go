@@ -158,6 +158,9 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		} else if s != nil {
 			return skipped(res, s), nil
 		}
+		if err := CheckFence(tbl, o.RunID, o.Attempt); err != nil {
+			return nil, err
+		}
 	} else if _, nf := err.(*NotFoundError); !nf {
 		return nil, err
 	}
@@ -198,6 +201,9 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		} else if s != nil {
 			return skipped(res, s), nil
 		}
+		if Fenced(tbl, o.RunID, o.Attempt) {
+			return nil, fenceError(ref, o.RunID, o.Attempt)
+		}
 		base := tbl.CurrentSnapshot().SnapshotID
 		res.RowsBefore = totalRecords(tbl.CurrentSnapshot())
 		branch := prefix + strconv.Itoa(try)
@@ -214,7 +220,7 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 			c.dropBranch(ctx, ref, branch)
 		default:
 			o.Hook("staged")
-			err = c.publishBranch(ctx, ref, branch, base, staged.SnapshotID)
+			err = c.publishBranch(ctx, ref, branch, base, staged.SnapshotID, notFenced(o.RunID, o.Attempt))
 			if err == nil {
 				published = true
 				o.Hook("published")
@@ -239,8 +245,8 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 			if lerr != nil {
 				return nil, lerr
 			}
-			if now.Metadata().SnapshotByName(branch) == nil {
-				return nil, &FencedError{Ref: ref, RunID: o.RunID, Attempt: o.Attempt}
+			if Fenced(now, o.RunID, o.Attempt) || now.Metadata().SnapshotByName(branch) == nil {
+				return nil, fenceError(ref, o.RunID, o.Attempt)
 			}
 			c.dropBranch(ctx, ref, branch)
 		}
@@ -326,18 +332,64 @@ func (c *Catalog) ensureBase(ctx context.Context, tbl *table.Table) error {
 	return nil
 }
 
-// fence removes the staging branches of the earlier attempts of a run, so that an attempt a
-// retry superseded (a zombie) cannot publish.
+// fenceTag names the tag whose presence says that attempt of run is superseded. The first
+// commit of attempt N creates the tags of attempts 2..N (pointing at the table's empty base
+// snapshot, so they keep no data alive), and every publish of attempt N asserts in its own
+// commit that the tag of attempt N+1 is absent. The fence is thus state the catalog checks
+// under its optimistic concurrency: an attempt stalled at any point, even one that staged
+// again after the fence (and so re-created a branch the fence had removed), cannot move main
+// once a later attempt has begun, whatever key it publishes under.
+func fenceTag(runID string, attempt int) string {
+	sum := sha256.Sum256([]byte(runID))
+	return fmt.Sprintf("ldp_fence_r%s_a%d", hex.EncodeToString(sum[:6]), attempt)
+}
+
+// Fenced reports whether a later attempt of run has begun on tbl, so attempt must publish
+// nothing.
+func Fenced(tbl *table.Table, runID string, attempt int) bool {
+	return runID != "" && tbl.Metadata().SnapshotByName(fenceTag(runID, max(attempt, 1)+1)) != nil
+}
+
+// CheckFence is a *FencedError when a later attempt of run has begun on tbl, else nil.
+func CheckFence(tbl *table.Table, runID string, attempt int) error {
+	if Fenced(tbl, runID, attempt) {
+		return fenceError(refOf(tbl), runID, attempt)
+	}
+	return nil
+}
+
+// notFenced is the requirement of a publish commit of attempt of run: no later attempt began.
+func notFenced(runID string, attempt int) table.Requirement {
+	return table.AssertRefSnapshotID(fenceTag(runID, max(attempt, 1)+1), nil)
+}
+
+// fenceError is the error of an attempt a later one superseded.
+func fenceError(ref Ref, runID string, attempt int) error {
+	return &FencedError{Ref: ref, RunID: runID, Attempt: max(attempt, 1)}
+}
+
+// fence records in the table that attempt of run has begun, so that every earlier attempt's
+// publish fails its commit, and removes the earlier attempts' staging branches. An attempt
+// that a later one already fenced gets a *FencedError.
 func (c *Catalog) fence(ctx context.Context, ref Ref, runID string, attempt int) error {
 	if attempt <= 1 {
-		return nil
+		return nil // Publish checked the fence when it loaded the table; attempt 1 fences none
 	}
 	for try := 0; try < 20; try++ {
 		tbl, err := c.Load(ctx, ref)
 		if err != nil {
 			return err
 		}
+		if Fenced(tbl, runID, attempt) {
+			return fenceError(ref, runID, attempt)
+		}
+		anchor := fenceAnchor(tbl)
 		var updates []table.Update
+		for a := 2; a <= attempt; a++ {
+			if tbl.Metadata().SnapshotByName(fenceTag(runID, a)) == nil {
+				updates = append(updates, table.NewSetSnapshotRefUpdate(fenceTag(runID, a), anchor, table.TagRef, 0, 0, 0))
+			}
+		}
 		for name := range tbl.Metadata().Refs() {
 			for a := 1; a < attempt; a++ {
 				if strings.HasPrefix(name, BranchPrefix(runID, a)) {
@@ -348,7 +400,7 @@ func (c *Catalog) fence(ctx context.Context, ref Ref, runID string, attempt int)
 		if len(updates) == 0 {
 			return nil
 		}
-		err = c.commit(ctx, ref, nil, updates)
+		err = c.commit(ctx, ref, []table.Requirement{notFenced(runID, attempt)}, updates)
 		if err == nil {
 			return nil
 		}
@@ -357,6 +409,17 @@ func (c *Catalog) fence(ctx context.Context, ref Ref, runID string, attempt int)
 		}
 	}
 	return &ConflictError{Ref: ref, Err: errors.New("could not fence the older attempts")}
+}
+
+// fenceAnchor is the snapshot fence tags point at: the table's empty ldp.init base if it is
+// still there (a tag keeps its snapshot's files alive), else main's head.
+func fenceAnchor(tbl *table.Table) int64 {
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[InitProp] == "true" {
+			return s.SnapshotID
+		}
+	}
+	return tbl.CurrentSnapshot().SnapshotID
 }
 
 // stage writes the batch on a new branch forked from main and returns the staged snapshot.
@@ -399,11 +462,11 @@ func commitStage(ctx context.Context, tbl *table.Table, tx *table.Transaction, b
 // publishBranch moves main to the staged snapshot and removes the branch, in one commit that
 // asserts main is still the base and the branch still the staged snapshot. Setting a ref does
 // not check ancestry, so these assertions are what keep main linear.
-func (c *Catalog) publishBranch(ctx context.Context, ref Ref, branch string, base, staged int64) error {
-	reqs := []table.Requirement{
+func (c *Catalog) publishBranch(ctx context.Context, ref Ref, branch string, base, staged int64, fences ...table.Requirement) error {
+	reqs := append([]table.Requirement{
 		table.AssertRefSnapshotID(table.MainBranch, &base),
 		table.AssertRefSnapshotID(branch, &staged),
-	}
+	}, fences...)
 	updates := []table.Update{
 		table.NewSetSnapshotRefUpdate(table.MainBranch, staged, table.BranchRef, 0, 0, 0),
 		table.NewRemoveSnapshotRefUpdate(branch),

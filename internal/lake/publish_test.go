@@ -198,3 +198,36 @@ func TestWritersCreateATableAtOnce(t *testing.T) {
 		t.Errorf("keys on main %v, want 4", got)
 	}
 }
+
+// TestFenceIsAssertedByThePublishCommit: attempt 2 of a run begins while attempt 1 has staged
+// and not yet published, and main does not move. Attempt 1's publish commit asserts that no
+// later attempt began, so it fails and attempt 1 is fenced: nothing of it reaches main, not
+// even under a key of its own. Attempt 2 then publishes.
+func TestFenceIsAssertedByThePublishCommit(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	_, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: "k1", RunID: "r", Attempt: 1, Sleep: noSleep, Hook: func(p string) {
+		if p == "staged" {
+			if err := f.cat.fence(f.ctx, f.ref, "r", 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}})
+	var fe *FencedError
+	if !errors.As(err, &fe) || fe.Attempt != 1 {
+		t.Fatalf("attempt 1 after attempt 2 began: %v, want a *FencedError", err)
+	}
+	if got := keyCount(t, f); len(got) != 0 {
+		t.Fatalf("keys on main %v, want none", got)
+	}
+	f.publish(t, PublishOptions{Key: "k2", RunID: "r", Attempt: 2})
+	if _, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: "k3", RunID: "r", Attempt: 1}); !errors.As(err, &fe) {
+		t.Fatalf("attempt 1 once more: %v, want a *FencedError", err)
+	}
+	if got := keyCount(t, f); len(got) != 1 || got["k2"] != 1 {
+		t.Errorf("keys on main %v, want k2 once", got)
+	}
+	if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != "3" {
+		t.Errorf("rows %v, want 3", got)
+	}
+}

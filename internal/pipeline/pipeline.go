@@ -369,6 +369,9 @@ func (r *run) stages(ctx context.Context, write writer) error {
 	if err := r.extract(ctx); err != nil {
 		return &StageError{Stage: StageExtract, Err: err}
 	}
+	if r.opts.Hook != nil {
+		r.opts.Hook("extracted")
+	}
 	schema := make([]map[string]any, len(r.cols))
 	for i, c := range r.cols {
 		schema[i] = map[string]any{"name": c.Name, "type": c.Type}
@@ -534,6 +537,12 @@ func (r *run) published(ctx context.Context) (bool, error) {
 	}
 	if err != nil {
 		return false, err
+	}
+	// A zombie that wakes after a later attempt began reads nothing: it is fenced.
+	if err := lake.CheckFence(tbl, r.opts.RunID, r.opts.Attempt); err != nil {
+		if s, _ := lake.FindKey(tbl, r.res.Key, time.Now()); s == nil {
+			return false, err
+		}
 	}
 	s, err := lake.FindKey(tbl, r.res.Key, time.Now())
 	if err != nil || s == nil {
