@@ -68,6 +68,39 @@ Exit status: 0 every step worked, 1 a step failed.`,
 		},
 	}
 	test.Flags().BoolVar(&asJSON, "json", false, "print the steps as JSON")
-	cmd.AddCommand(test)
+	register := &cobra.Command{
+		Use:   "register SPEC",
+		Short: "Put a table back in its catalog from the newest metadata.json in the warehouse",
+		Long: `Register the target table of a dataset config in its catalog again, at the newest
+metadata.json found under the table's folder in the warehouse. Use it when the catalog file was
+deleted or replaced while the tables' files stayed: ldp refuses to create a table where one's
+metadata already lies, because the new, empty table would hide the published data.
+
+Exit status: 0 registered, 1 nothing to register or the table is already there.`,
+		Example: `  ldp catalog register orders.json`,
+		Args:    exactArgs(1, "name the dataset config, for example: ldp catalog register orders.json"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := loadPipeline(args[0])
+			if err != nil {
+				return err
+			}
+			if !p.IsIceberg() {
+				return ldperr.Configf(p.Path, "its target is a %s file: there is no table to register", p.Metadata.Target.Format)
+			}
+			cat, err := lake.Open(cmd.Context(), p.Metadata.Target.Catalog, p.BaseDir)
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			ref := lake.RefOf(p.Metadata.Target)
+			loc, err := cat.Register(cmd.Context(), ref)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "registered %s in catalog %s at %s\n", ref, cat.Identifier, displayPath(loc))
+			return nil
+		},
+	}
+	cmd.AddCommand(test, register)
 	return cmd
 }

@@ -207,6 +207,9 @@ func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema,
 	if err != nil {
 		return nil, err
 	}
+	if err := c.refuseOrphaned(ctx, ref); err != nil {
+		return nil, err
+	}
 	if err := c.ensureNamespace(ctx, ref.Namespace); err != nil {
 		return nil, err
 	}
