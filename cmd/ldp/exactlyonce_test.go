@@ -370,3 +370,59 @@ func waitStopped(t *testing.T, c *exec.Cmd, out *bytes.Buffer) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestLockWaitsEnd: an overwrite stopped (SIGSTOP) while it holds its table's lock does not
+// block the others forever. A second overwrite says every few seconds who holds the lock (the
+// pid, host, run and attempt the holder wrote into it) and gives up after --lock-timeout with a
+// retriable error; a third, waiting, ends at once on SIGTERM (it ignored SIGTERM and SIGINT and
+// waited 876 s). Neither writes anything; once the holder resumes, it publishes.
+func TestLockWaitsEnd(t *testing.T) {
+	l := newLake(t, 2)
+	holder := l.cmd([]string{"LDP_FAULT=staged:stop"}, "run", "overwrite.json", "--window", dayWindow(1), "--run-id", "holder", "--attempt", "1")
+	var hout bytes.Buffer
+	holder.Stdout, holder.Stderr = &hout, &hout
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	waitStopped(t, holder, &hout)
+
+	code, out, errs := l.run(t, nil, "run", "overwrite.json", "--window", dayWindow(2), "--lock-timeout", "6s")
+	wantHolder := fmt.Sprintf("held by pid %d on ", holder.Process.Pid)
+	if code != 1 || !strings.Contains(errs, "waiting 5s for the lock on shop.orders_overwrite") || !strings.Contains(errs, wantHolder) ||
+		!strings.Contains(errs, "run holder attempt 1") || !strings.Contains(errs, "ldp: waited 6s for the lock") {
+		t.Fatalf("the second overwrite: exit %d, want 1 after --lock-timeout naming the holder\n%s%s", code, out, errs)
+	}
+
+	waiter := l.cmd(nil, "run", "overwrite.json", "--window", dayWindow(2))
+	var wout syncBuffer
+	waiter.Stdout, waiter.Stderr = &wout, &wout
+	if err := waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(wout.String(), "waiting 5s for the lock") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the third overwrite never said it waits: %s", wout.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waiter.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- waiter.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(wout.String(), "stopped waiting for the lock") {
+			t.Fatalf("the third overwrite after SIGTERM: %v, want exit 1\n%s", err, wout.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the third overwrite ignored SIGTERM: %s", wout.String())
+	}
+
+	holder.Process.Signal(syscall.SIGCONT)
+	if err := holder.Wait(); err != nil {
+		t.Fatalf("the holder, resumed: %v\n%s", err, hout.String())
+	}
+	l.check(t, "overwrite.json", []int{1})
+}

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 )
 
@@ -17,6 +19,8 @@ type runOptions struct {
 	attempt int
 	key     string
 	json    bool
+	// lockTimeout bounds the wait for a table's lock.
+	lockTimeout time.Duration
 	s       *streams
 }
 
@@ -62,6 +66,7 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
 	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run; attempt N fences attempts 1..N-1")
 	cmd.Flags().StringVar(&o.key, "idempotency-key", "", "publish under this key instead of the window's (to redo a window)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", lake.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
 	return cmd
 }
 
@@ -73,7 +78,10 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if o.attempt < 1 {
 		return usageError(cmd, "--attempt must be 1 or more, got %d", o.attempt)
 	}
-	opts := pipeline.Options{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
+	if o.lockTimeout <= 0 {
+		return usageError(cmd, "--lock-timeout must be more than 0, got %s", o.lockTimeout)
+	}
+	opts := pipeline.Options{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv), LockTimeout: o.lockTimeout,
 		Sinks: sinksFor(p, o.s.Getenv), Version: version, Warn: func(m string) { fmt.Fprintln(o.s.Err, "warning: "+m) }}
 	if o.window != "" {
 		w, err := parseWindow(p, o.window)

@@ -165,25 +165,6 @@ func WarehouseDir(c *v1.Catalog, baseDir string) string {
 	return filepath.Clean(wp)
 }
 
-// StagingDir makes a private folder for a run's scratch files inside the warehouse of c, on
-// the file system of the table's data files, so a file staged there can become a data file by
-// a hard link. The caller removes it.
-func StagingDir(c *v1.Catalog, baseDir string) (string, error) {
-	root := filepath.Join(WarehouseDir(c, baseDir), ".ldp", "tmp")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	// A run that was killed leaves its folder behind; one a day old belongs to no live run.
-	if ents, err := os.ReadDir(root); err == nil {
-		for _, e := range ents {
-			if info, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), "run-") && time.Since(info.ModTime()) > 24*time.Hour {
-				os.RemoveAll(filepath.Join(root, e.Name()))
-			}
-		}
-	}
-	return os.MkdirTemp(root, "run-")
-}
-
 // isBusy reports whether SQLite refused because another connection held the lock.
 func isBusy(err error) bool {
 	msg := err.Error()

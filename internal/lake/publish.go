@@ -164,6 +164,10 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 	} else if _, nf := err.(*NotFoundError); !nf {
 		return nil, err
 	}
+	if o.Owner.PID == 0 {
+		o.Owner = Self()
+		o.Owner.RunID, o.Owner.Attempt = o.RunID, o.Attempt
+	}
 	b, err := c.prepare(ctx, db, relation, ref, o.WriteOptions)
 	if err != nil {
 		return nil, err

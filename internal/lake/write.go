@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -49,7 +50,19 @@ type WriteOptions struct {
 	// table's data folder) instead of writing the rows again.
 	Prewritten           string
 	PrewrittenPartitions []string
+	// LockTimeout bounds the wait for the table's lock (overwrite and upsert on a local
+	// catalog); 0 is DefaultLockTimeout.
+	LockTimeout time.Duration
+	// Notify, if set, receives a line every few seconds while the write waits for the lock,
+	// naming the holder.
+	Notify func(string)
+	// Owner is what the lock file says of this write while it holds the lock.
+	Owner Owner
 }
+
+// DefaultLockTimeout is how long a write waits for its table's lock before it gives up with a
+// retriable error.
+const DefaultLockTimeout = 5 * time.Minute
 
 // WriteResult says what a write did.
 type WriteResult struct {
@@ -155,11 +168,11 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 		// Appends commute; overwrite and upsert read the table, then replace what they read.
 		// The lock only saves a local writer wasted re-stages: on a shared catalog, whose
 		// writers are on other machines, the protocol alone keeps them apart.
-		if lock, err = flock.Acquire(c.LockPath(ref)); err != nil {
+		if lock, err = c.lockTable(ctx, ref, o); err != nil {
 			return nil, err
 		}
 	}
-	if b.tmp, err = os.MkdirTemp("", "ldp-write-"); err != nil {
+	if b.tmp, err = c.scratch(); err != nil {
 		lock.Release()
 		return nil, err
 	}
@@ -196,6 +209,39 @@ func (e *ConflictError) Error() string {
 }
 func (e *ConflictError) Unwrap() error   { return e.Err }
 func (e *ConflictError) Retriable() bool { return true }
+
+// lockTable waits for the lock that keeps a local catalog's overwrites and upserts of ref
+// apart: cancelled by ctx, bounded by o.LockTimeout, and saying every few seconds who holds it.
+func (c *Catalog) lockTable(ctx context.Context, ref Ref, o WriteOptions) (*flock.Lock, error) {
+	timeout := o.LockTimeout
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	owner := o.Owner
+	if owner.PID == 0 {
+		owner = Self()
+	}
+	wo := flock.WaitOptions{Timeout: timeout, Owner: owner.String()}
+	if o.Notify != nil {
+		wo.Waiting = func(holder string, waited time.Duration) {
+			if holder == "" {
+				holder = "another process"
+			}
+			o.Notify(fmt.Sprintf("waiting %s for the lock on %s (%s), held by %s", waited.Round(time.Second), ref, c.LockPath(ref), holder))
+		}
+	}
+	return flock.Wait(ctx, c.LockPath(ref), wo)
+}
+
+// scratch is a private folder for the files a write stages before they become data files:
+// in the warehouse's scratch area with an owner record when the warehouse is a local folder,
+// so that maintenance knows a write is in flight; else a temporary folder.
+func (c *Catalog) scratch() (string, error) {
+	if c.Warehouse == "" || IsRemote(c.Warehouse) {
+		return os.MkdirTemp("", "ldp-write-")
+	}
+	return newScratch(c.Warehouse)
+}
 
 func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema, pby []v1.PartitionField) (*table.Table, error) {
 	tbl, err := c.Load(ctx, ref)

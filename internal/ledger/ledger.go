@@ -11,6 +11,7 @@ package ledger
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -78,7 +79,7 @@ func (f File) Append(events ...Event) error {
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
 		return err
 	}
-	l, err := flock.Acquire(f.Path + ".lock")
+	l, err := flock.Wait(context.Background(), f.Path + ".lock", flock.WaitOptions{Timeout: 2 * time.Minute})
 	if err != nil {
 		return err
 	}

@@ -115,6 +115,8 @@ type Options struct {
 	// Group, when set, publishes a first-attempt append in one commit with the windows of
 	// other runs of the process (a backfill).
 	Group *lake.Group
+	// LockTimeout bounds the wait for the table's lock; 0 is lake.DefaultLockTimeout.
+	LockTimeout time.Duration
 }
 
 // staged reports whether a run publishes through the exactly-once protocol.
@@ -693,6 +695,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 	wo := lake.WriteOptions{
 		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy, Prewritten: r.prewritten(), PrewrittenPartitions: r.stagedParts,
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
+		LockTimeout:   r.opts.LockTimeout, Notify: func(m string) { fmt.Fprintln(r.opts.Log, m) },
 	}
 	if !r.keyed() {
 		res, err := cat.Write(ctx, r.db, "ldp_batch", lake.RefOf(t), wo)

@@ -1,0 +1,149 @@
+package lake
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+)
+
+// ownerFile, in a run's scratch folder, says which process the folder belongs to, so that
+// maintenance can tell a run in flight from one that was killed.
+const ownerFile = "owner.json"
+
+// staleAfter is how long a scratch folder whose owner cannot be checked (another machine's)
+// counts as a live run's.
+const staleAfter = 24 * time.Hour
+
+// Owner is the process a scratch folder, a lock or a lease belongs to.
+type Owner struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Started time.Time `json:"started"`
+	RunID   string    `json:"run_id,omitempty"`
+	Attempt int       `json:"attempt,omitempty"`
+}
+
+// Self is the owner record of this process.
+func Self() Owner {
+	host, _ := os.Hostname()
+	return Owner{PID: os.Getpid(), Host: host, Started: time.Now().UTC()}
+}
+
+func (o Owner) String() string {
+	s := fmt.Sprintf("pid %d on %s", o.PID, o.Host)
+	if o.RunID != "" {
+		s += fmt.Sprintf(", run %s attempt %d", o.RunID, max(o.Attempt, 1))
+	}
+	if !o.Started.IsZero() {
+		s += ", since " + o.Started.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// Alive reports whether the owner may still be running: a process of this machine is checked,
+// one of another machine is taken as alive for a day.
+func (o Owner) Alive() bool {
+	if host, _ := os.Hostname(); o.Host != host || o.PID <= 0 {
+		return time.Since(o.Started) < staleAfter
+	}
+	err := syscall.Kill(o.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// StagingDir makes a private folder for a run's scratch files inside the warehouse of c, on
+// the file system of the table's data files, so a file staged there can become a data file by
+// a hard link. The caller removes it. The scratch folders of dead runs are removed first.
+func StagingDir(c *v1.Catalog, baseDir string) (string, error) {
+	return newScratch(WarehouseDir(c, baseDir))
+}
+
+// newScratch makes a scratch folder with this process's owner record in the warehouse folder,
+// after removing those of dead runs.
+func newScratch(warehouse string) (string, error) {
+	root := scratchRoot(warehouse)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	ClearDeadRuns(warehouse)
+	dir, err := os.MkdirTemp(root, "run-")
+	if err != nil {
+		return "", err
+	}
+	b, _ := json.Marshal(Self())
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), b, 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+func scratchRoot(warehouse string) string { return filepath.Join(warehouse, ".ldp", "tmp") }
+
+// ScratchRun is a run's scratch folder in a warehouse.
+type ScratchRun struct {
+	Dir   string
+	Owner Owner
+	Live  bool
+}
+
+// ScratchRuns lists the scratch folders of runs in the local warehouse folder, sorted. A
+// folder without an owner record (an older ldp's) is live for a day after it last changed; any
+// folder unchanged for a day is dead.
+func ScratchRuns(warehouse string) []ScratchRun {
+	root := scratchRoot(warehouse)
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []ScratchRun
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "run-") {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		r := ScratchRun{Dir: dir, Owner: Owner{Started: info.ModTime()}}
+		if b, err := os.ReadFile(filepath.Join(dir, ownerFile)); err == nil {
+			json.Unmarshal(b, &r.Owner)
+		}
+		r.Live = time.Since(info.ModTime()) < staleAfter && r.Owner.Alive()
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out
+}
+
+// ClearDeadRuns removes the scratch folders that dead runs (killed, say, by SIGKILL) left in
+// the warehouse, and returns them.
+func ClearDeadRuns(warehouse string) []string {
+	var gone []string
+	for _, r := range ScratchRuns(warehouse) {
+		if !r.Live && os.RemoveAll(r.Dir) == nil {
+			gone = append(gone, r.Dir)
+		}
+	}
+	return gone
+}
+
+// OldestLiveRun is when the oldest live run writing to the local warehouse folder started;
+// zero when none is.
+func OldestLiveRun(warehouse string) time.Time {
+	var oldest time.Time
+	for _, r := range ScratchRuns(warehouse) {
+		if r.Live && (oldest.IsZero() || r.Owner.Started.Before(oldest)) {
+			oldest = r.Owner.Started
+		}
+	}
+	return oldest
+}
