@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -425,4 +426,62 @@ func TestLockWaitsEnd(t *testing.T) {
 		t.Fatalf("the holder, resumed: %v\n%s", err, hout.String())
 	}
 	l.check(t, "overwrite.json", []int{1})
+}
+
+// sqliteHold is a process that holds the write lock of the SQLite database named by its
+// argument, as a process stopped inside a catalog commit does, until it is killed.
+func sqliteHold() int {
+	db, err := sql.Open("sqlite", "file:"+os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	conn, err := db.Conn(context.Background())
+	if err == nil {
+		_, err = conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("held")
+	time.Sleep(time.Hour)
+	return 0
+}
+
+// TestCatalogBusyNamesTheHolder: a process that holds the local catalog database's write lock
+// (one stopped inside a commit) makes a writer fail after the busy timeout with a retriable
+// error naming that process (it said only "database is locked (5) (SQLITE_BUSY)"); once the
+// holder is gone, the same run publishes.
+func TestCatalogBusyNamesTheHolder(t *testing.T) {
+	l := newLake(t, 2)
+	if code, out, errs := l.run(t, nil, "run", "append.json", "--window", dayWindow(1)); code != 0 {
+		t.Fatalf("first window: %d\n%s%s", code, out, errs)
+	}
+	hold := exec.Command("sqlite-hold", filepath.Join(l.dir, "warehouse", "shop_catalog.db"))
+	var hout syncBuffer
+	hold.Stdout, hold.Stderr = &hout, &hout
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(hout.String(), "held") {
+		if time.Now().After(deadline) || strings.Contains(hout.String(), "rror") {
+			t.Fatalf("the holder never took the lock: %s", hout.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	env := []string{"LDP_CATALOG_BUSY_TIMEOUT=1s"}
+	code, out, errs := l.run(t, env, "run", "append.json", "--window", dayWindow(2))
+	want := fmt.Sprintf("stayed locked by pid %d on ", hold.Process.Pid)
+	if code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, "sqlite-hold") {
+		t.Fatalf("a write while another process holds the catalog: exit %d, want 1 naming pid %d\n%s%s", code, hold.Process.Pid, out, errs)
+	}
+	hold.Process.Kill()
+	hold.Wait()
+	if code, out, errs := l.run(t, env, "run", "append.json", "--window", dayWindow(2)); code != 0 || !strings.Contains(out, ": published") {
+		t.Fatalf("the same run once the holder is gone: %d\n%s%s", code, out, errs)
+	}
+	l.check(t, "append.json", []int{1, 2})
 }

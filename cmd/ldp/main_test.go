@@ -18,6 +18,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"ldp":         func() { os.Exit(Main()) },
 		"dbt-standin": func() { os.Exit(dbtStandIn()) },
+		"sqlite-hold": func() { os.Exit(sqliteHold()) },
 	})
 }
 

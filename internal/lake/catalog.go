@@ -81,14 +81,18 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 	// WAL lets readers run beside a writer; busy_timeout makes concurrent writers wait for each
 	// other instead of failing; immediate transactions take the write lock up front, so two
 	// writers never deadlock upgrading a read lock.
-	dsn := "file:" + dbPath + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	dsn := "file:" + dbPath + fmt.Sprintf("?_pragma=busy_timeout(%d)", busyTimeout().Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	// Several processes opening a new catalog at once: switching the file to WAL and creating
 	// the catalog's tables can fail with SQLITE_BUSY at once, without the busy handler (seen
 	// with six processes).
 	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": warehouseLocation(wh)}}, "sqlite", dsn, sqlcat.SQLite, isBusy)
 	if err != nil {
+		if isBusy(err) {
+			err = &BusyError{Path: dbPath, Holder: lockHolder(dbPath), Err: err}
+		}
 		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
 	}
+	cat.cat = busyCatalog{Catalog: cat.cat, path: dbPath}
 	return cat, nil
 }
 
@@ -126,7 +130,7 @@ func warehouseLocation(wh string) string {
 // warehouse. An open that failed in a way retry says changed nothing (several processes
 // creating the catalog's tables at once) is tried again for up to a minute.
 func openSQL(base Catalog, driver, dsn string, dialect sqlcat.SupportedDialect, retry func(error) bool) (*Catalog, error) {
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(2 * busyTimeout())
 	for try := 0; ; try++ {
 		db, err := sql.Open(driver, dsn)
 		if err != nil {
