@@ -21,7 +21,7 @@ type runOptions struct {
 	json    bool
 	// lockTimeout bounds the wait for a table's lock.
 	lockTimeout time.Duration
-	s       *streams
+	s           *streams
 }
 
 func newRunCmd(s *streams) *cobra.Command {

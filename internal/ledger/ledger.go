@@ -11,8 +11,8 @@ package ledger
 
 import (
 	"bufio"
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +79,7 @@ func (f File) Append(events ...Event) error {
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
 		return err
 	}
-	l, err := flock.Wait(context.Background(), f.Path + ".lock", flock.WaitOptions{Timeout: 2 * time.Minute})
+	l, err := flock.Wait(context.Background(), f.Path+".lock", flock.WaitOptions{Timeout: 2 * time.Minute})
 	if err != nil {
 		return err
 	}

@@ -241,7 +241,7 @@ func appendLine(path string, line []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	l, err := flock.Wait(context.Background(), path + ".lock", flock.WaitOptions{Timeout: 2 * time.Minute})
+	l, err := flock.Wait(context.Background(), path+".lock", flock.WaitOptions{Timeout: 2 * time.Minute})
 	if err != nil {
 		return err
 	}
