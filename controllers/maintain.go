@@ -17,9 +17,8 @@ func OptionsOf(m *v1.MaintainTask) maintain.Options {
 	if m.RetainLast != nil {
 		o.RetainLast = *m.RetainLast
 	}
-	if m.OrphanAgeHours != nil {
-		o.OrphanAgeHours = *m.OrphanAgeHours
-	}
+	o.OrphanAgeHours = m.OrphanAgeHours
+	o.Force = m.Force
 	if m.KeepMetadataVersions != nil {
 		o.KeepMetadataVersions = *m.KeepMetadataVersions
 	}

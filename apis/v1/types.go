@@ -326,6 +326,7 @@ type MaintainTask struct {
 	RetainLast           *int     `json:"retain_last,omitempty"`
 	Orphans              bool     `json:"orphans,omitempty"`
 	OrphanAgeHours       *float64 `json:"orphan_age_hours,omitempty"`
+	Force                bool     `json:"force,omitempty"`
 	KeepMetadataVersions *int     `json:"keep_metadata_versions,omitempty"`
 	Apply                bool     `json:"apply,omitempty"`
 }

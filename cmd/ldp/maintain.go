@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +27,9 @@ Expiry never removes a snapshot newer than the table's idempotency horizon (tabl
 ldp.idempotency.horizon-days, default 7), nor a branch head, nor the last --retain-last
 snapshots, so every key inside the horizon is still found by the exactly-once search.
 Orphans are files no snapshot or metadata version references, older than
---orphan-age-hours; a staging branch's files are referenced while the branch exists.`,
+--orphan-age-hours (at least one hour unless --force); a staging branch's files are
+referenced while the branch exists, and nothing newer than the start of a run still writing
+to the warehouse is taken. Scratch folders that killed runs left are removed too.`,
 		Example: `  ldp maintain orders.json --expire 30 --orphans
   ldp maintain orders.json --expire 30 --orphans --apply`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to maintain, for example: ldp maintain orders.json --expire 30"),
@@ -79,6 +82,15 @@ Orphans are files no snapshot or metadata version references, older than
 				for _, f := range rep.Orphans {
 					fmt.Fprintln(s.Out, "    "+f)
 				}
+				if rep.LiveRuns > 0 {
+					fmt.Fprintf(s.Out, "  kept every file newer than the oldest of %d %s writing to the warehouse\n", rep.LiveRuns, plural(rep.LiveRuns, "run", "runs"))
+				}
+				if len(rep.DeadScratch) > 0 {
+					fmt.Fprintf(s.Out, "  %s %d scratch %s of killed runs\n", strings.Replace(verbs, "delete", "remove", 1), len(rep.DeadScratch), plural(len(rep.DeadScratch), "folder", "folders"))
+					for _, d := range rep.DeadScratch {
+						fmt.Fprintln(s.Out, "    "+displayPath(d))
+					}
+				}
 			}
 			if !rep.Applied {
 				fmt.Fprintln(s.Out, "dry run: nothing changed; add --apply to do it")
@@ -92,6 +104,7 @@ Orphans are files no snapshot or metadata version references, older than
 	cmd.Flags().Float64Var(&age, "orphan-age-hours", 72, "only files older than this are orphans")
 	cmd.Flags().IntVar(&keep, "keep-metadata-versions", 0, "keep this many previous metadata files")
 	cmd.Flags().BoolVar(&m.Apply, "apply", false, "do it (the default is a dry run)")
+	cmd.Flags().BoolVar(&m.Force, "force", false, "allow an --orphan-age-hours below one hour")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }

@@ -9,7 +9,9 @@ package maintain
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 // Options say what maintenance does.
@@ -27,9 +30,11 @@ type Options struct {
 	RetainLast int
 	// Orphans lists (and with Apply deletes) files no snapshot or metadata references.
 	Orphans bool
-	// OrphanAgeHours is how old an unreferenced file must be to count as an orphan (default 72),
-	// so the files of a write in flight are never taken.
-	OrphanAgeHours float64
+	// OrphanAgeHours is how old an unreferenced file must be to count as an orphan (nil is
+	// 72), so the files of a write in flight are not taken. Below one hour it needs Force.
+	OrphanAgeHours *float64
+	// Force allows an orphan age below one hour.
+	Force bool
 	// KeepMetadataVersions sets write.metadata.previous-versions-max.
 	KeepMetadataVersions int
 	Apply                bool
@@ -49,6 +54,10 @@ type Report struct {
 	KeptByHorizon int      `json:"kept_by_horizon"`
 	Orphans       []string `json:"orphans"`
 	OrphanBytes   int64    `json:"orphan_bytes"`
+	// LiveRuns is how many runs were writing to the warehouse: their files were kept.
+	LiveRuns int `json:"live_runs,omitempty"`
+	// DeadScratch are the scratch folders dead runs left in the warehouse (removed with Apply).
+	DeadScratch []string `json:"dead_scratch,omitempty"`
 	MetadataKeep  int      `json:"metadata_versions_kept,omitempty"`
 }
 
@@ -60,8 +69,17 @@ func Run(ctx context.Context, cat *lake.Catalog, ref lake.Ref, o Options) (*Repo
 	if o.RetainLast < 1 {
 		o.RetainLast = 1
 	}
-	if o.OrphanAgeHours <= 0 {
-		o.OrphanAgeHours = 72
+	age := 72.0
+	if o.OrphanAgeHours != nil {
+		age = *o.OrphanAgeHours
+	}
+	if o.Orphans {
+		switch {
+		case age < 0:
+			return nil, ldperr.Configf("", "orphan age %g hours: it must be 0 or more", age)
+		case age < 1 && !o.Force:
+			return nil, ldperr.Configf("", "orphan age %g hours is below one hour: a write in flight on another machine may not have committed its files yet, and deleting them breaks the table. Use 1 or more, or add --force (force: true in a maintain task) if no write can be in flight", age)
+		}
 	}
 	tbl, err := cat.Load(ctx, ref)
 	if err != nil {
@@ -111,21 +129,100 @@ func Run(ctx context.Context, cat *lake.Catalog, ref lake.Ref, o Options) (*Repo
 		}
 	}
 	if o.Orphans {
-		age := time.Duration(o.OrphanAgeHours * float64(time.Hour))
-		plan, err := tbl.PlanOrphanFiles(ctx, table.WithFilesOlderThan(age))
-		if err != nil {
-			return nil, fmt.Errorf("find orphan files of %s: %w", ref, err)
-		}
-		rep.Orphans = append(rep.Orphans, plan.Files()...)
-		sort.Strings(rep.Orphans)
-		rep.OrphanBytes = plan.TotalSizeBytes()
-		if o.Apply && len(rep.Orphans) > 0 {
-			if _, err := tbl.ExecuteOrphanCleanup(ctx, plan); err != nil {
-				return nil, fmt.Errorf("delete orphan files of %s: %w", ref, err)
-			}
+		if err := orphans(ctx, cat, ref, time.Duration(age*float64(time.Hour)), o, rep); err != nil {
+			return nil, err
 		}
 	}
 	return rep, nil
+}
+
+// orphans finds (and with o.Apply deletes) the files under the table's location that no
+// snapshot or metadata version references and that are older than age. A file is never an
+// orphan while a write may still commit it:
+//   - nothing newer than the start of the oldest live run writing to the warehouse is taken
+//     (a run's scratch folder there records its process), whatever age says;
+//   - the table is read again after the scan, and a file only counts if it is unreferenced
+//     in both reads (a publish that committed meanwhile, or a staging branch, references it).
+//
+// The scratch folders of dead runs (killed by SIGKILL, say) are listed too and removed.
+func orphans(ctx context.Context, cat *lake.Catalog, ref lake.Ref, age time.Duration, o Options, rep *Report) error {
+	local := cat.Warehouse != "" && !lake.IsRemote(cat.Warehouse)
+	if local {
+		if oldest := lake.OldestLiveRun(cat.Warehouse); !oldest.IsZero() {
+			rep.LiveRuns = len(liveRuns(cat.Warehouse))
+			if d := o.Now().Sub(oldest) + time.Minute; d > age {
+				age = d
+			}
+		}
+	}
+	first, err := cat.Load(ctx, ref)
+	if err != nil {
+		return err
+	}
+	plan, err := first.PlanOrphanFiles(ctx, table.WithFilesOlderThan(age))
+	if err != nil {
+		return fmt.Errorf("find orphan files of %s: %w", ref, err)
+	}
+	again, err := cat.Load(ctx, ref)
+	if err != nil {
+		return err
+	}
+	still := map[string]bool{}
+	if again.MetadataLocation() == first.MetadataLocation() {
+		for _, f := range plan.Files() {
+			still[f] = true
+		}
+	} else {
+		recheck, err := again.PlanOrphanFiles(ctx, table.WithFilesOlderThan(age))
+		if err != nil {
+			return fmt.Errorf("find orphan files of %s: %w", ref, err)
+		}
+		for _, f := range recheck.Files() {
+			still[f] = true
+		}
+	}
+	for _, f := range plan.OrphanFiles() {
+		if still[f.Path] {
+			rep.Orphans = append(rep.Orphans, f.Path)
+			rep.OrphanBytes += f.SizeBytes
+		}
+	}
+	sort.Strings(rep.Orphans)
+	if local {
+		for _, r := range lake.ScratchRuns(cat.Warehouse) {
+			if !r.Live {
+				rep.DeadScratch = append(rep.DeadScratch, r.Dir)
+			}
+		}
+	}
+	if !o.Apply {
+		return nil
+	}
+	if len(rep.Orphans) > 0 {
+		fsys, err := again.FS(ctx)
+		if err != nil {
+			return err
+		}
+		for _, f := range rep.Orphans {
+			if err := fsys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("delete orphan file %s of %s: %w", f, ref, err)
+			}
+		}
+	}
+	if local {
+		lake.ClearDeadRuns(cat.Warehouse)
+	}
+	return nil
+}
+
+func liveRuns(warehouse string) []lake.ScratchRun {
+	var out []lake.ScratchRun
+	for _, r := range lake.ScratchRuns(warehouse) {
+		if r.Live {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func horizonDays(tbl *table.Table) int {

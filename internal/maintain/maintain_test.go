@@ -138,7 +138,7 @@ func TestStagedFilesAreNotOrphans(t *testing.T) {
 		}
 		time.Sleep(1100 * time.Millisecond) // every file is now older than the orphan age below
 		var err error
-		if during, err = Run(ctx, cat, ref, Options{Orphans: true, OrphanAgeHours: 1.0 / 3600}); err != nil {
+		if during, err = Run(ctx, cat, ref, Options{Orphans: true, OrphanAgeHours: hours(1.0 / 3600), Force: true}); err != nil {
 			t.Error(err)
 		}
 	}})
@@ -175,3 +175,5 @@ func TestExpiryCountsTheBytesItFrees(t *testing.T) {
 		t.Errorf("expiry would free %d bytes, want the size of the three replaced files", dry.ExpireBytes)
 	}
 }
+
+func hours(h float64) *float64 { return &h }
