@@ -57,8 +57,8 @@ type Report struct {
 	// LiveRuns is how many runs were writing to the warehouse: their files were kept.
 	LiveRuns int `json:"live_runs,omitempty"`
 	// DeadScratch are the scratch folders dead runs left in the warehouse (removed with Apply).
-	DeadScratch []string `json:"dead_scratch,omitempty"`
-	MetadataKeep  int      `json:"metadata_versions_kept,omitempty"`
+	DeadScratch  []string `json:"dead_scratch,omitempty"`
+	MetadataKeep int      `json:"metadata_versions_kept,omitempty"`
 }
 
 // Run maintains the table ref of cat.
