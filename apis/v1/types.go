@@ -58,6 +58,9 @@ type Source struct {
 	Engine      string       `json:"engine,omitempty"`
 	Credentials *Credentials `json:"credentials,omitempty"`
 	Options     *ReadOptions `json:"options,omitempty"`
+	// AllowEmpty says an empty window is valid: it publishes under its key with no rows (an
+	// overwrite removes the window's old rows), instead of failing.
+	AllowEmpty bool `json:"allow_empty,omitempty"`
 	// Query and Inputs are set on the pipeline a workflow's sql task becomes (format SQL): the
 	// SELECT, and the tables it reads under each name. Specs do not write them.
 	Query  string              `json:"query,omitempty"`

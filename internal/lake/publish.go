@@ -175,7 +175,7 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 	defer b.release()
 	res.RowsWritten = b.rows
 	tmp, bs, tbl := b.tmp, b.schema, b.table
-	if groupable(o, mode, tbl, bs) {
+	if b.rows > 0 && groupable(o, mode, tbl, bs) {
 		return c.publishGrouped(ctx, db, relation, ref, b, o, res)
 	}
 	if err := c.ensureBase(ctx, tbl); err != nil {
@@ -185,7 +185,7 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		return nil, err
 	}
 	props := snapshotProps(o)
-	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceWhere: o.ReplaceWhere, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions}
+	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceWhere: o.ReplaceWhere, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, empty: b.rows == 0}
 	published := false
 	defer func() {
 		if !published {

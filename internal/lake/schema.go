@@ -230,3 +230,21 @@ func PartitionExprs(cols []engine.Column, pby []v1.PartitionField) (exprs []stri
 	}
 	return exprs, true
 }
+
+// ColumnType is the DuckDB type of the table's column name ("" when there is none), for the
+// predicates written over the table's rows.
+func ColumnType(tbl *table.Table, name string) string {
+	f, ok := tbl.Schema().FindFieldByName(name)
+	if !ok {
+		return ""
+	}
+	switch f.Type.(type) {
+	case iceberg.TimestampTzType:
+		return "TIMESTAMP WITH TIME ZONE"
+	case iceberg.TimestampType:
+		return "TIMESTAMP"
+	case iceberg.DateType:
+		return "DATE"
+	}
+	return strings.ToUpper(f.Type.String())
+}

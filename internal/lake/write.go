@@ -27,7 +27,8 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
-// ErrNoData is an empty batch: ldp never commits an empty snapshot.
+// ErrNoData is an empty batch: ldp commits no empty snapshot unless a spec allows empty
+// windows (WriteOptions.AllowEmpty).
 var ErrNoData = errors.New("No data to write") //nolint:staticcheck // the contract's message
 
 // Write modes.
@@ -58,6 +59,10 @@ type WriteOptions struct {
 	Notify func(string)
 	// Owner is what the lock file says of this write while it holds the lock.
 	Owner Owner
+	// AllowEmpty lets a keyed publish of an empty batch commit a snapshot with no rows under
+	// its key (an overwrite with ReplaceWhere removes the window's rows). The table must exist:
+	// an empty batch has no types to create it with.
+	AllowEmpty bool
 }
 
 // DefaultLockTimeout is how long a write waits for its table's lock before it gives up with a
@@ -148,7 +153,7 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 	if err != nil {
 		return nil, err
 	}
-	if rows == 0 {
+	if rows == 0 && !o.AllowEmpty {
 		return nil, ErrNoData
 	}
 	b := &batch{mode: strings.ToLower(o.Mode), rows: rows}
@@ -180,7 +185,14 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 		os.RemoveAll(b.tmp)
 		lock.Release()
 	}
-	if b.schema, err = batchSchema(ctx, db, relation, b.tmp); err == nil {
+	if rows == 0 {
+		// An empty batch changes no schema: it is the table's, which must exist.
+		if b.table, err = c.Load(ctx, ref); err == nil {
+			b.schema = b.table.Schema()
+		} else if _, nf := err.(*NotFoundError); nf {
+			err = fmt.Errorf("%w: the window kept no rows and table %s does not exist yet, so there are no column types to create it with; publish a window with rows first", ErrNoData, ref)
+		}
+	} else if b.schema, err = batchSchema(ctx, db, relation, b.tmp); err == nil {
 		b.table, err = c.loadOrCreate(ctx, ref, b.schema, o.PartitionBy)
 	}
 	if err == nil {
@@ -317,6 +329,8 @@ type writer struct {
 	// prewritten and prewrittenParts are WriteOptions.Prewritten and PrewrittenPartitions.
 	prewritten      string
 	prewrittenParts []string
+	// empty is a batch of no rows that may be published (WriteOptions.AllowEmpty).
+	empty bool
 }
 
 func (w *writer) removeFiles() {
@@ -340,6 +354,9 @@ func (w *writer) useFS(ctx context.Context, tbl *table.Table) error {
 // stage writes the batch's files and adds the data operation to tx, against tbl (the table
 // as the transaction sees it, after any schema change).
 func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Table) error {
+	if w.empty {
+		return w.stageEmpty(ctx, tx, tbl)
+	}
 	if needsArrowWriter(tbl.Schema(), tbl.Spec()) {
 		return w.stageArrow(ctx, tx, tbl)
 	}
@@ -384,6 +401,26 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 		return tx.ReplaceDataFiles(ctx, deleted, append(rewritten, added...), w.props)
 	}
 	return ldperr.Configf("", "unknown write mode %q: use append, overwrite or upsert", w.mode)
+}
+
+// stageEmpty stages an empty batch: a snapshot that adds no file, and for an overwrite removes
+// the rows it replaces (the window's, or the whole table's).
+func (w *writer) stageEmpty(ctx context.Context, tx *table.Transaction, tbl *table.Table) error {
+	var deleted, kept []string
+	var err error
+	switch {
+	case w.mode == Overwrite && w.replaceWhere != "":
+		deleted, kept, err = w.rewriteWithout(ctx, tbl, w.replaceWhere)
+	case w.mode == Overwrite:
+		deleted, err = currentFiles(ctx, tbl)
+	}
+	if err != nil {
+		return err
+	}
+	if len(deleted) == 0 {
+		return w.addFiles(ctx, tx, nil)
+	}
+	return tx.ReplaceDataFiles(ctx, deleted, kept, w.props)
 }
 
 // addFiles adds the batch's files. They were just written under a folder named by a fresh

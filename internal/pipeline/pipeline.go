@@ -511,8 +511,12 @@ func (r *run) extract(ctx context.Context) error {
 		if r.colType == "" {
 			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("window column %q is not in the source", c)}
 		}
-		if where, err = window.Filter(c, r.colType, r.opts.Window, r.win.Location); err != nil {
-			return &ldperr.ConfigError{File: r.p.Path, Err: err}
+		// A source of no rows (a header-only drop) gives its columns no types: it keeps no
+		// rows whatever the window, and is reported as an empty window, not a bad column.
+		if n > 0 {
+			if where, err = window.Filter(c, r.colType, r.opts.Window, r.win.Location); err != nil {
+				return &ldperr.ConfigError{File: r.p.Path, Err: err}
+			}
 		}
 	}
 	if err := r.db.Exec(ctx, "CREATE TEMP VIEW source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
@@ -697,6 +701,13 @@ func writeIceberg(ctx context.Context, r *run) error {
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
 		LockTimeout:   r.opts.LockTimeout, Notify: func(m string) { fmt.Fprintln(r.opts.Log, m) },
 	}
+	rows, err := r.db.Count(ctx, "ldp_batch")
+	if err != nil {
+		return err
+	}
+	if rows == 0 && (!r.keyed() || !r.p.Metadata.Source.AllowEmpty) {
+		return r.emptyError()
+	}
 	if !r.keyed() {
 		res, err := cat.Write(ctx, r.db, "ldp_batch", lake.RefOf(t), wo)
 		if err != nil {
@@ -718,9 +729,19 @@ func writeIceberg(ctx context.Context, r *run) error {
 		wo.SnapshotProps[lake.SourcePropStem+name] = r.res.SourcePath
 	}
 	po := lake.PublishOptions{WriteOptions: wo, Key: r.res.Key, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Hook: r.opts.Hook, Group: r.opts.Group}
+	if rows == 0 {
+		po.AllowEmpty = true
+	}
 	// An overwrite with a window column replaces only the window's rows.
 	if r.res.Mode == lake.Overwrite && r.win.Column != "" && !r.opts.Window.IsZero() {
-		if po.ReplaceWhere, err = window.Filter(r.win.Column, r.colType, r.opts.Window, r.win.Location); err != nil {
+		colType := r.colType
+		if rows == 0 {
+			// An empty source's columns have no types: the table's column has.
+			if tbl, err := cat.Load(ctx, lake.RefOf(t)); err == nil {
+				colType = lake.ColumnType(tbl, r.win.Column)
+			}
+		}
+		if po.ReplaceWhere, err = window.Filter(r.win.Column, colType, r.opts.Window, r.win.Location); err != nil {
 			return err
 		}
 	}
@@ -734,13 +755,26 @@ func writeIceberg(ctx context.Context, r *run) error {
 	return nil
 }
 
+// emptyError says that the run has nothing to publish: the window (or the source) kept no rows.
+func (r *run) emptyError() error {
+	what := "the batch holds no rows"
+	if !r.opts.Window.IsZero() {
+		what = "window " + r.opts.Window.String() + " kept no rows"
+	}
+	if r.res.SourcePath != "" {
+		what += fmt.Sprintf(" of %s (%d read)", r.res.SourcePath, r.res.RowsRead)
+	}
+	hint := `; if an empty window is valid, set "allow_empty": true in metadata.source (a keyed run then publishes it with no rows)`
+	return fmt.Errorf("%w: %s, and an empty batch is not published%s, or add a row_count check with a min to hold it back as a data gate", lake.ErrNoData, what, hint)
+}
+
 func writeFile(ctx context.Context, r *run) error {
 	n, err := r.db.Count(ctx, "ldp_batch")
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return lake.ErrNoData
+		return r.emptyError()
 	}
 	t := r.p.Metadata.Target
 	dest := r.resolve(t.Path)

@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,8 +118,8 @@ func TestEmptyWindowIsNoDataOrAGate(t *testing.T) {
 		"target": {"name": "o", "format": "ICEBERG", "catalog": {"identifier": "shop"}}%s}}`
 	ctx := context.Background()
 	_, err := Run(ctx, spec(t, dir, fmt.Sprintf(body, "")), Options{Window: day(t, "2026-08-05", time.UTC)})
-	if err == nil || err.Error() != "No data to write" {
-		t.Errorf("empty window: %v, want No data to write", err)
+	if !errors.Is(err, lake.ErrNoData) || !strings.HasPrefix(err.Error(), "No data to write: window 2026-08-05T00:00:00Z/2026-08-06T00:00:00Z kept no rows of orders.csv (1 read)") {
+		t.Errorf("empty window: %v, want No data to write saying the window kept no rows", err)
 	}
 	res, err := Run(ctx, spec(t, dir, fmt.Sprintf(body, `, "quality": [{"check": "row_count", "min": 1}]`)), Options{Window: day(t, "2026-08-05", time.UTC)})
 	if res == nil || res.Status != StatusBlocked {
