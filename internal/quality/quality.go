@@ -263,14 +263,22 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 		if c.Max != nil {
 			conds = append(conds, fmt.Sprintf("%s > %s", engine.Ident(c.Column), num(*c.Max)))
 		}
+		col := engine.Ident(c.Column)
+		// A NaN is out of every range. DuckDB orders NaN above every number, so without this
+		// it failed a max and passed a min.
+		nan := "false"
+		if t := strings.ToUpper(types[c.Column]); t == "DOUBLE" || t == "FLOAT" || t == "REAL" {
+			nan = "isnan(" + col + ")"
+			conds = append(conds, nan)
+		}
 		cond := "false"
 		if len(conds) > 0 {
 			cond = strings.Join(conds, " OR ")
 		}
-		col := engine.Ident(c.Column)
-		exprs := []string{fmt.Sprintf("count(*) FILTER (WHERE %s)", cond), fmt.Sprintf("min(%s)::DOUBLE", col), fmt.Sprintf("max(%s)::DOUBLE", col)}
+		exprs := []string{fmt.Sprintf("count(*) FILTER (WHERE %s)", cond), fmt.Sprintf("(min(%s) FILTER (WHERE NOT %s))::DOUBLE", col, nan), fmt.Sprintf("(max(%s) FILTER (WHERE NOT %s))::DOUBLE", col, nan),
+			fmt.Sprintf("count(*) FILTER (WHERE %s)", nan)}
 		return plan{exprs: exprs, eval: func(v []any) Result {
-			n := toInt(v[0])
+			n, nans := toInt(v[0]), toInt(v[3])
 			m := map[string]float64{}
 			if f, ok := toFloat(v[1]); ok {
 				m["min"] = f
@@ -278,8 +286,12 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 			if f, ok := toFloat(v[2]); ok {
 				m["max"] = f
 			}
-			return Result{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: m,
-				Details: fmt.Sprintf("%d %s outside %s", n, rowsWord(n), bounds(c.Min, c.Max))}
+			details := fmt.Sprintf("%d %s outside %s", n, rowsWord(n), bounds(c.Min, c.Max))
+			if nans > 0 {
+				m["nan"] = float64(nans)
+				details += fmt.Sprintf(" (%d NaN)", nans)
+			}
+			return Result{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: m, Details: details}
 		}}
 	case "freshness":
 		return freshness(c, types, qc)

@@ -154,3 +154,27 @@ func TestALargeBatchIsCheckedUnderTheBound(t *testing.T) {
 		t.Errorf("memory limit after the checks = %q, want the default %q", after, before)
 	}
 }
+
+// TestNaNIsOutOfEveryRange: a NaN fails a range with a min as it fails one with a max (it
+// passed a min, since DuckDB orders NaN above every number), and the details count it.
+func TestNaNIsOutOfEveryRange(t *testing.T) {
+	ctx := context.Background()
+	db, err := engine.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec(ctx, `CREATE TEMP TABLE b AS SELECT * FROM (VALUES (1.0::DOUBLE), ('NaN'::DOUBLE), (3.0)) AS t(x)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{`{"check": "range", "column": "x", "min": 0}`, `{"check": "range", "column": "x", "max": 10}`, `{"check": "range", "column": "x", "min": 0, "max": 10}`} {
+		rep, err := Run(ctx, db, "b", []v1.Check{check(t, c)}, Context{}, "fail")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Results[0]
+		if r.Passed || r.FailingRows != 1 || !strings.Contains(r.Details, "1 row outside") || !strings.Contains(r.Details, "(1 NaN)") || r.Metrics["max"] != 3 {
+			t.Errorf("%s: passed=%v failing=%d details=%q metrics=%v; want 1 failing row, the NaN, and max 3", c, r.Passed, r.FailingRows, r.Details, r.Metrics)
+		}
+	}
+}
