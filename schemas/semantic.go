@@ -200,6 +200,14 @@ func (c *checker) catalog(cat map[string]any, p fieldPath) {
 			}
 		}
 	}
+	if uri, _ := str(cat, "uri"); uri != "" {
+		u, err := url.Parse(uri)
+		_, hasPassword := u.User.Password()
+		if err == nil && (hasPassword || u.Query().Has("password")) {
+			// The value is never echoed: it is the secret.
+			c.at(p.child("uri"), "a password never goes in a catalog uri: write it as postgres://USER@HOST:PORT/DB and set PGPASSWORD in the environment (PostgreSQL's client reads it), from a secret store")
+		}
+	}
 	wp, _ := str(cat, "warehouse_path")
 	if u, err := url.Parse(wp); err == nil && u.User != nil {
 		c.at(p.child("warehouse_path"), "keys never go in a path: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment")
