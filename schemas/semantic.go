@@ -77,8 +77,12 @@ func obj(m map[string]any, k string) map[string]any {
 // schedule checks metadata.schedule and the window's time zone, shared by both kinds.
 func (c *checker) schedule(md map[string]any, p fieldPath) {
 	if s, ok := str(md, "schedule"); ok && s != "" {
-		if _, err := cronx.Parse(s); err != nil {
+		if sched, err := cronx.Parse(s); err != nil {
 			c.at(p.child("schedule"), "%v", err)
+		} else if sched.Next(time.Now()).IsZero() {
+			// The cron parser accepts fields that no date satisfies (30 February); such a
+			// schedule has no next fire, and planning the folder would fail at run time.
+			c.at(p.child("schedule"), "schedule %q never fires: no date in the next five years matches it (such as day 30 of February)", s)
 		}
 	}
 	if w := obj(md, "window"); w != nil {
@@ -172,10 +176,24 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 		c.catalog(obj(src, "catalog"), p.child("source").child("catalog"))
 	}
 	c.catalog(obj(tgt, "catalog"), tp.child("catalog"))
+	if parts, ok := tgt["partition_by"].([]any); ok {
+		for i, e := range parts {
+			f, _ := e.(map[string]any)
+			tr, _ := str(f, "transform")
+			if m := sizedTransform.FindStringSubmatch(tr); m != nil {
+				// Iceberg stores N and W as 32-bit integers.
+				if _, err := strconv.ParseInt(m[2], 10, 32); err != nil {
+					c.at(tp.child("partition_by").child(strconv.Itoa(i)).child("transform"), "%s[%s]: %s must be at most 2147483647", m[1], m[2], map[string]string{"bucket": "N", "truncate": "W"}[m[1]])
+				}
+			}
+		}
+	}
 	c.checks(md, p)
 	c.placeholders(md, p)
 	c.sinks(obj(md, "observability"), p.child("observability"))
 }
+
+var sizedTransform = regexp.MustCompile(`^(bucket|truncate)\[([0-9]+)\]$`)
 
 // catalog checks what a catalog block needs beyond its shape: a server for a shared type, a
 // shared type for an object-store warehouse, and no secret among its properties.

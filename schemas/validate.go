@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -147,9 +149,19 @@ func validate(data []byte, filename string) Result {
 		at(1, 1, "", "file is empty: a spec needs at least an identifier and a kind (Pipeline or Workflow)")
 		return r
 	}
+	data = bytes.TrimPrefix(data, utf8BOM) // editors on Windows write one; it is not content
+	if line, col, b, ok := invalidUTF8(data); !ok {
+		at(line, col, "", fmt.Sprintf("file is not UTF-8 text: byte 0x%02X cannot be read; save the file as UTF-8", b))
+		return r
+	}
 	expr, perr := parse(data, filename)
 	if perr != nil {
 		r.Problems = append(r.Problems, *perr)
+		return r
+	}
+	if dups := duplicateKeys(expr, filename); len(dups) > 0 {
+		// CUE would unify the two values and report a conflict at 1:1, or merge them quietly.
+		r.Problems = append(r.Problems, dups...)
 		return r
 	}
 	r.ix = buildIndex(expr)
@@ -283,6 +295,70 @@ func fileExpr(f *ast.File) ast.Expr {
 		ast.SetPos(s, f.Decls[0].Pos())
 	}
 	return s
+}
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// invalidUTF8 finds the first byte of data that is not UTF-8, with its line and column.
+func invalidUTF8(data []byte) (int, int, byte, bool) {
+	if utf8.Valid(data) {
+		return 0, 0, 0, true
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return line, col, data[i], false
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	return line, col, 0, false
+}
+
+// duplicateKeys reports each key that an object of the document sets twice, at the second.
+func duplicateKeys(e ast.Expr, filename string) []Problem {
+	var out []Problem
+	var walk func(n ast.Node, at string)
+	walk = func(n ast.Node, at string) {
+		switch x := n.(type) {
+		case *ast.StructLit:
+			first := map[string]ast.Node{}
+			for _, d := range x.Elts {
+				f, ok := d.(*ast.Field)
+				if !ok {
+					continue
+				}
+				name, _, err := ast.LabelName(f.Label)
+				if err != nil {
+					continue
+				}
+				field := name
+				if at != "" {
+					field = at + "." + name
+				}
+				if prev, seen := first[name]; seen {
+					pl, pc := position(prev.Pos())
+					l, c := position(f.Label.Pos())
+					out = append(out, Problem{File: filename, Line: l, Column: c, Field: field,
+						Message: fmt.Sprintf("duplicate key %q: it is set already at line %d, column %d; a spec sets each key once", name, pl, pc)})
+				} else {
+					first[name] = f.Label
+				}
+				walk(f.Value, field)
+			}
+		case *ast.ListLit:
+			for i, el := range x.Elts {
+				walk(el, fmt.Sprintf("%s[%d]", at, i))
+			}
+		}
+	}
+	walk(e, "")
+	return out
 }
 
 func humanBytes(n int) string {

@@ -124,6 +124,7 @@ func strictDecode(js []byte, v any) error {
 // means the same to both: it follows YAML 1.2, where yes, no and on stay strings (a YAML 1.1
 // reader would turn accepted_values: [yes, no] into booleans after validation passed).
 func ToJSON(data []byte, path string) ([]byte, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a byte-order mark is not content
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, ldperr.Configf(path, "is empty")
 	}

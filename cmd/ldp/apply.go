@@ -30,7 +30,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
   ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plans, err := f.plan(cmd, "apply")
+			plans, bad, err := f.plan(cmd, "apply")
 			if err != nil {
 				return err
 			}
@@ -38,7 +38,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 				if printPlans(s.Out, plans) == 0 {
 					fmt.Fprintln(s.Out, "nothing to do: every window is done")
 				}
-				return nil
+				return bad
 			}
 			runner := runnerFor(s)
 			var results []*controllers.Result
@@ -72,6 +72,9 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 				}
 			} else if ran == 0 {
 				fmt.Fprintln(s.Out, "nothing to do: every window is done")
+			}
+			if bad != nil {
+				return bad
 			}
 			if code != 0 {
 				return ldperr.Silent(code)

@@ -28,7 +28,7 @@ run, 1 an error.`,
   ldp diff -f workflow.json --from 2026-08-01 --to 2026-09-01 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plans, err := f.plan(cmd, "diff")
+			plans, bad, err := f.plan(cmd, "diff")
 			if err != nil {
 				return err
 			}
@@ -54,6 +54,9 @@ run, 1 an error.`,
 				} else {
 					fmt.Fprintf(s.Out, "%d %s would run\n", pending, plural(pending, "window", "windows"))
 				}
+			}
+			if bad != nil {
+				return bad
 			}
 			if pending > 0 {
 				return ldperr.Silent(ldperr.ExitChanges)

@@ -37,7 +37,7 @@ func loadTargetTable(ctx context.Context, path, what string) (*v1.Pipeline, *tab
 	if !p.IsIceberg() {
 		return nil, nil, ldperr.Configf(path, "writes a %s file, which has no %s; %s are for ICEBERG targets", p.Metadata.Target.Format, what, what)
 	}
-	cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
+	cat, err := lake.OpenReadOnly(ctx, p.Metadata.Target.Catalog, p.BaseDir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -85,16 +85,25 @@ func TestSharedCatalogOnPostgres(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "ok    drop scratch table shop.ldp_catalog_check_") {
 		t.Errorf("catalog test: %d %s %s", code, out, errs)
 	}
-	// A catalog that cannot be reached fails in words, and a password in its URI never prints.
+	// A catalog that cannot be reached fails in words, and its password (from PGPASSWORD) never
+	// prints.
 	l.write(t, "down.json", `{"identifier": "down", "metadata": {"source": {"format": "CSV", "path": "orders.csv"},
 		"target": {"name": "down", "format": "ICEBERG",
-		           "catalog": {"type": "sql", "uri": "postgres://postgres:s3cr3t-pass@127.0.0.1:1/postgres?sslmode=disable", "identifier": "shop"}}}}`)
-	code, out, errs = l.run(t, nil, "catalog", "test", "down.json")
+		           "catalog": {"type": "sql", "uri": "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable", "identifier": "shop"}}}}`)
+	code, out, errs = l.run(t, []string{"PGPASSWORD=s3cr3t-pass"}, "catalog", "test", "down.json")
 	if code != 1 || !strings.Contains(out, "FAIL  connect to catalog shop") {
 		t.Errorf("catalog test of an unreachable catalog: %d %s %s", code, out, errs)
 	}
 	if strings.Contains(out+errs, "s3cr3t-pass") {
 		t.Errorf("the password printed: %s %s", out, errs)
+	}
+	// A password written in the URI is refused before anything connects, and not echoed.
+	l.write(t, "pw.json", `{"identifier": "pw", "metadata": {"source": {"format": "CSV", "path": "orders.csv"},
+		"target": {"name": "pw", "format": "ICEBERG",
+		           "catalog": {"type": "sql", "uri": "postgres://postgres:s3cr3t-pass@127.0.0.1:1/postgres?sslmode=disable", "identifier": "shop"}}}}`)
+	code, out, errs = l.run(t, nil, "catalog", "test", "pw.json")
+	if code != 1 || !strings.Contains(errs, "a password never goes in a catalog uri") || strings.Contains(out+errs, "s3cr3t-pass") {
+		t.Errorf("catalog test of a spec with a password in its uri: %d %s %s", code, out, errs)
 	}
 }
 

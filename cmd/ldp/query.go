@@ -143,7 +143,7 @@ func registerTarget(ctx context.Context, db *engine.DB, p *v1.Pipeline, snapshot
 }
 
 func registerIceberg(ctx context.Context, db *engine.DB, view string, c *v1.Catalog, ref lake.Ref, base string, snapshot int64) error {
-	cat, err := lake.Open(ctx, c, base)
+	cat, err := lake.OpenReadOnly(ctx, c, base)
 	if err != nil {
 		return err
 	}

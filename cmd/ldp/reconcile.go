@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -52,17 +53,33 @@ func (f *reconcileFlags) desired() (controllers.Desired, error) {
 	return d, nil
 }
 
-// plan checks the flags of diff or apply (verb) and computes their shared plan.
-func (f *reconcileFlags) plan(cmd *cobra.Command, verb string) ([]objectPlan, error) {
+// plan checks the flags of diff or apply (verb) and computes their shared plan. An object that
+// cannot be planned (an invalid spec) does not stop the others: it comes back in bad, and the
+// command reports it after doing the rest.
+func (f *reconcileFlags) plan(cmd *cobra.Command, verb string) (plans []objectPlan, bad error, err error) {
 	if len(f.files) == 0 {
-		return nil, usageError(cmd, "name what to %s with -f, for example: ldp %s -f config/", verb, verb)
+		return nil, nil, usageError(cmd, "name what to %s with -f, for example: ldp %s -f config/", verb, verb)
 	}
 	d, err := f.desired()
 	if err != nil {
-		return nil, usageError(cmd, "%v", err)
+		return nil, nil, usageError(cmd, "%v", err)
 	}
 	return planObjects(cmd.Context(), f.files, d, f.replace)
 }
+
+// objectErrors are the objects of a folder that could not be planned.
+type objectErrors []error
+
+func (e objectErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("%d %s could not be planned, the others were:\n%s", len(e), plural(len(e), "object", "objects"), strings.Join(msgs, "\n"))
+}
+
+// Unwrap makes each object's error visible to errors.As (a config error stays one).
+func (e objectErrors) Unwrap() []error { return e }
 
 // objectFiles finds the objects to reconcile: a file named is one object; in a folder, the
 // workflow files and the dataset configs with a schedule.
@@ -97,31 +114,42 @@ func objectFiles(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// planObjects computes the plan of every object: what ldp diff prints and ldp apply runs.
-func planObjects(ctx context.Context, files []string, d controllers.Desired, replace bool) ([]objectPlan, error) {
+// planObjects computes the plan of every object: what ldp diff prints and ldp apply runs. The
+// objects that could not be planned are returned together in bad; the rest are planned.
+func planObjects(ctx context.Context, files []string, d controllers.Desired, replace bool) ([]objectPlan, error, error) {
 	paths, err := objectFiles(files)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []objectPlan
+	var bad objectErrors
 	observer := new(controllers.Observer)
 	defer observer.Close()
 	for _, p := range paths {
 		wf, err := controllers.LoadWorkflow(p)
 		if err != nil {
-			return nil, err
+			bad = append(bad, err)
+			continue
 		}
 		windows, err := d.Windows(wf)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", displayPath(p), err)
+			bad = append(bad, fmt.Errorf("%s: %w", displayPath(p), err))
+			continue
 		}
 		obs, err := observer.Observe(ctx, wf)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", displayPath(p), err)
+			bad = append(bad, fmt.Errorf("%s: %w", displayPath(p), err))
+			continue
 		}
 		out = append(out, objectPlan{WF: wf, Name: wf.Name, File: displayPath(p), Windows: reconcile.Plan(wf.Object(), windows, obs, reconcile.Options{Replace: replace})})
 	}
-	return out, nil
+	if len(bad) == 0 {
+		return out, nil, nil
+	}
+	if len(bad) == 1 && len(out) == 0 {
+		return nil, nil, bad[0] // a single object: its error as it is
+	}
+	return out, bad, nil
 }
 
 // printPlans writes plans window by window and task by task, and returns the windows that

@@ -96,6 +96,38 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 	return cat, nil
 }
 
+// OpenReadOnly opens the catalog c names for reading only: a local catalog's database is
+// opened read-only, and creates nothing, so the read commands (snapshots, commits, query) work
+// on a warehouse they cannot write (a read-only mount, another user's folder). On a
+// read-only file system SQLite cannot keep the shared memory of its write-ahead log, so the
+// database is then read as immutable: what the last writer checkpointed when it closed.
+func OpenReadOnly(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
+	if c == nil || (c.Type != "" && c.Type != "local") {
+		return Open(ctx, c, baseDir)
+	}
+	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
+	if err != nil {
+		return nil, err
+	}
+	dbPath := filepath.Join(wh, c.Identifier+"_catalog.db")
+	if _, err := os.Stat(dbPath); err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+	}
+	base := Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": warehouseLocation(wh), "init_catalog_tables": "false"}}
+	var cat *Catalog
+	for _, mode := range []string{"mode=ro", "mode=ro&immutable=1"} {
+		dsn := "file:" + dbPath + "?" + mode + fmt.Sprintf("&_pragma=busy_timeout(%d)", busyTimeout().Milliseconds())
+		if cat, err = openSQL(base, "sqlite", dsn, sqlcat.SQLite, func(error) bool { return false }); err == nil {
+			if _, err = cat.metadataLocation(ctx, Ref{}); err == nil || errors.Is(err, sql.ErrNoRows) {
+				cat.cat = busyCatalog{Catalog: cat.cat, path: dbPath}
+				return cat, nil
+			}
+			cat.Close()
+		}
+	}
+	return nil, fmt.Errorf("open catalog %s to read: %w", dbPath, err)
+}
+
 // makeWarehouse resolves the warehouse folder of c to an absolute path and creates it. An
 // object-store warehouse is its location; its local mirror is created.
 func makeWarehouse(c *v1.Catalog, baseDir string) (string, error) {

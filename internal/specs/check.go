@@ -120,6 +120,9 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 	if r.Kind == v1.KindWorkflow {
 		res.Problems = append(res.Problems, c.tasks(path, &r)...)
 	}
+	if r.Kind != "" {
+		res.Problems = append(res.Problems, sqlProblems(path, &r)...)
+	}
 	res.Problems = schemas.SortProblems(res.Problems)
 	return res, &r
 }
