@@ -12,6 +12,7 @@ import (
 func newCatalogCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{Use: "catalog", Short: "Check the Iceberg catalog a spec names"}
 	var asJSON bool
+	var metadata string
 	test := &cobra.Command{
 		Use:   "test SPEC",
 		Short: "Connect to a spec's catalog, list namespaces, create and drop a scratch table",
@@ -72,12 +73,15 @@ Exit status: 0 every step worked, 1 a step failed.`,
 		Use:   "register SPEC",
 		Short: "Put a table back in its catalog from the newest metadata.json in the warehouse",
 		Long: `Register the target table of a dataset config in its catalog again, at the newest
-metadata.json found under the table's folder in the warehouse. Use it when the catalog file was
-deleted or replaced while the tables' files stayed: ldp refuses to create a table where one's
-metadata already lies, because the new, empty table would hide the published data.
+metadata.json that reads found under the table's folder in the warehouse. Use it when the
+catalog file was deleted or replaced while the tables' files stayed: ldp refuses to create a
+table where one's metadata already lies, because the new, empty table would hide the published
+data. With --metadata FILE, the table (registered or not) is pointed at that file: the way back
+when its current metadata file is truncated or corrupt.
 
 Exit status: 0 registered, 1 nothing to register or the table is already there.`,
-		Example: `  ldp catalog register orders.json`,
+		Example: `  ldp catalog register orders.json
+  ldp catalog register orders.json --metadata warehouse/shop.db/orders/metadata/00006-....metadata.json`,
 		Args:    exactArgs(1, "name the dataset config, for example: ldp catalog register orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := loadPipeline(args[0])
@@ -93,7 +97,7 @@ Exit status: 0 registered, 1 nothing to register or the table is already there.`
 			}
 			defer cat.Close()
 			ref := lake.RefOf(p.Metadata.Target)
-			loc, err := cat.Register(cmd.Context(), ref)
+			loc, err := cat.Register(cmd.Context(), ref, metadata)
 			if err != nil {
 				return err
 			}
@@ -101,6 +105,7 @@ Exit status: 0 registered, 1 nothing to register or the table is already there.`
 			return nil
 		},
 	}
+	register.Flags().StringVar(&metadata, "metadata", "", "the metadata file to point the table at (a table already in the catalog too: the way back from a corrupt current version)")
 	cmd.AddCommand(test, register)
 	return cmd
 }

@@ -273,6 +273,9 @@ func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
 			return nil, &NotFoundError{Ref: r}
 		}
+		if bad := c.unreadableMetadata(ctx, r, err); bad != nil {
+			return nil, bad
+		}
 		return nil, storageHint(fmt.Errorf("load table %s: %w", r, err))
 	}
 	metadataCache.put(t.MetadataLocation(), t.Metadata())

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,20 +42,30 @@ func (c *Catalog) tableLocation(ref Ref) string {
 // NewestMetadata is the newest metadata.json under ref's location in the warehouse, "" when
 // there is none (or the catalog's server lays tables out itself).
 func (c *Catalog) NewestMetadata(ctx context.Context, ref Ref) (string, error) {
+	files, err := c.metadataFiles(ctx, ref)
+	if err != nil || len(files) == 0 {
+		return "", err
+	}
+	return files[len(files)-1], nil
+}
+
+// metadataFiles lists the metadata.json files under ref's location in the warehouse, oldest
+// version first.
+func (c *Catalog) metadataFiles(ctx context.Context, ref Ref) ([]string, error) {
 	loc := c.tableLocation(ref)
 	if loc == "" {
-		return "", nil
+		return nil, nil
 	}
 	dir := loc + "/metadata"
 	var names []string
 	if IsRemote(dir) {
 		fsys, err := icebergio.LoadFS(ctx, c.props, dir)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		lister, ok := fsys.(icebergio.ListableIO)
 		if !ok {
-			return "", nil
+			return nil, nil
 		}
 		lister.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".metadata.json") {
@@ -65,9 +76,9 @@ func (c *Catalog) NewestMetadata(ctx context.Context, ref Ref) (string, error) {
 	} else {
 		ents, err := os.ReadDir(localPath(dir))
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", nil
+			return nil, nil
 		} else if err != nil {
-			return "", err
+			return nil, err
 		}
 		for _, e := range ents {
 			if !e.IsDir() && strings.HasSuffix(e.Name(), ".metadata.json") {
@@ -75,12 +86,9 @@ func (c *Catalog) NewestMetadata(ctx context.Context, ref Ref) (string, error) {
 			}
 		}
 	}
-	if len(names) == 0 {
-		return "", nil
-	}
 	// Files are <version>-<uuid>.metadata.json: the highest version is the newest commit.
 	sort.Slice(names, func(i, j int) bool { return metadataVersion(names[i]) < metadataVersion(names[j]) })
-	return names[len(names)-1], nil
+	return names, nil
 }
 
 func metadataVersion(loc string) int {
@@ -115,37 +123,148 @@ func displayLocation(loc string) string {
 	return filepath.Clean(localPath(loc))
 }
 
-// Register puts ref back in the catalog at the newest metadata.json found under its location
-// in the warehouse, and returns that file. A table the catalog already knows is left alone.
-func (c *Catalog) Register(ctx context.Context, ref Ref) (string, error) {
-	if _, err := c.Load(ctx, ref); err == nil {
-		return "", fmt.Errorf("table %s is already in catalog %s: there is nothing to register", ref, c.Identifier)
-	} else if _, nf := err.(*NotFoundError); !nf {
-		return "", err
-	}
-	loc, err := c.NewestMetadata(ctx, ref)
-	if err != nil {
-		return "", fmt.Errorf("look for the metadata of %s: %w", ref, err)
-	}
-	if loc == "" {
-		if where := c.tableLocation(ref); where != "" {
-			return "", fmt.Errorf("no metadata.json under %s/metadata: there is no table %s to register", displayLocation(where), ref)
-		}
+// Register puts ref in the catalog at a metadata file and returns it: at metadata when it is
+// given (a path or location; a table the catalog knows is pointed there, the way back from a
+// corrupt current version), else at the newest readable metadata.json under the table's
+// location in the warehouse, for a table the catalog lost.
+func (c *Catalog) Register(ctx context.Context, ref Ref, metadata string) (string, error) {
+	if c.db == nil {
 		return "", fmt.Errorf("catalog %s lays its tables out itself: register %s with its server", c.Identifier, ref)
 	}
-	// The file must be a table's metadata before the catalog points at it.
-	if _, err := table.NewFromLocation(ctx, ref.ident(), loc, icebergio.LoadFSFunc(c.props, loc), c.cat); err != nil {
-		return "", fmt.Errorf("read %s: %w; an earlier metadata.json in the same folder may be whole", displayLocation(loc), err)
+	current, err := c.metadataLocation(ctx, ref)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	if current != "" && metadata == "" {
+		return "", fmt.Errorf("table %s is already in catalog %s: there is nothing to register (to point it at another metadata file, add --metadata FILE)", ref, c.Identifier)
+	}
+	loc := metadata
+	if loc != "" {
+		if !IsRemote(loc) && !strings.HasPrefix(loc, "file://") {
+			abs, err := filepath.Abs(loc)
+			if err != nil {
+				return "", err
+			}
+			loc = "file://" + abs
+		}
+		if _, err := readMetadata(ctx, c, ref, loc); err != nil {
+			return "", err
+		}
+	} else {
+		locs, err := c.metadataFiles(ctx, ref)
+		if err != nil {
+			return "", fmt.Errorf("look for the metadata of %s: %w", ref, err)
+		}
+		if len(locs) == 0 {
+			return "", fmt.Errorf("no metadata.json under %s/metadata: there is no table %s to register", displayLocation(c.tableLocation(ref)), ref)
+		}
+		// The newest file that reads: a truncated newest version is passed over.
+		for i := len(locs) - 1; i >= 0 && loc == ""; i-- {
+			if _, err := readMetadata(ctx, c, ref, locs[i]); err == nil {
+				loc = locs[i]
+			}
+		}
+		if loc == "" {
+			return "", fmt.Errorf("none of the %d metadata files of %s reads as a table's metadata", len(locs), ref)
+		}
 	}
 	if err := c.ensureNamespace(ctx, ref.Namespace); err != nil {
 		return "", err
 	}
 	q := `INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, iceberg_type, metadata_location) VALUES (?, ?, ?, 'TABLE', ?)`
-	if c.postgres {
-		q = `INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, iceberg_type, metadata_location) VALUES ($1, $2, $3, 'TABLE', $4)`
+	args := []any{c.Identifier, ref.Namespace, ref.Name, loc}
+	if current != "" {
+		q = `UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?`
+		args = []any{loc, current, c.Identifier, ref.Namespace, ref.Name, current}
 	}
-	if _, err := c.db.ExecContext(ctx, q, c.Identifier, ref.Namespace, ref.Name, loc); err != nil {
+	if c.postgres {
+		q = dollarPlaceholders(q)
+	}
+	res, err := c.db.ExecContext(ctx, q, args...)
+	if err != nil {
 		return "", fmt.Errorf("register %s in catalog %s: %w", ref, c.Identifier, err)
 	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return "", &ConflictError{Ref: ref, Err: errors.New("the table changed while it was registered; run again")}
+	}
 	return displayLocation(loc), nil
+}
+
+// dollarPlaceholders turns ? placeholders into PostgreSQL's $1, $2, ...
+func dollarPlaceholders(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// readMetadata reads the table metadata at loc, naming the file when it cannot.
+func readMetadata(ctx context.Context, c *Catalog, ref Ref, loc string) (*table.Table, error) {
+	t, err := table.NewFromLocation(ctx, ref.ident(), loc, icebergio.LoadFSFunc(c.props, loc), c.cat)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", displayLocation(loc), err)
+	}
+	return t, nil
+}
+
+// UnreadableMetadataError is a table whose current metadata file cannot be read (truncated,
+// corrupt, or gone), with the previous version the catalog recorded, when that one reads.
+type UnreadableMetadataError struct {
+	Ref      Ref
+	File     string
+	Previous string
+	Err      error
+}
+
+func (e *UnreadableMetadataError) Error() string {
+	msg := fmt.Sprintf("table %s: its current metadata file %s cannot be read (%v): it may be truncated or corrupt, and nothing was written", e.Ref, e.File, e.Err)
+	if e.Previous != "" {
+		return msg + fmt.Sprintf(". The previous version %s reads: to go back to it, run ldp catalog register SPEC --metadata %s", e.Previous, e.Previous)
+	}
+	return msg + ". No earlier version reads either: restore the file from a backup"
+}
+
+func (e *UnreadableMetadataError) Unwrap() error { return e.Err }
+
+// unreadableMetadata explains a load that failed on the metadata file itself: which file, and
+// which earlier version still reads. Nil when the file reads (the failure lies elsewhere).
+func (c *Catalog) unreadableMetadata(ctx context.Context, ref Ref, loadErr error) error {
+	loc, err := c.metadataLocation(ctx, ref)
+	if err != nil || loc == "" {
+		return nil
+	}
+	if _, err := readMetadata(ctx, c, ref, loc); err == nil {
+		return nil
+	}
+	e := &UnreadableMetadataError{Ref: ref, File: displayLocation(loc), Err: loadErr}
+	var prev sql.NullString
+	q := `SELECT previous_metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`
+	if c.postgres {
+		q = dollarPlaceholders(q)
+	}
+	candidates := []string{}
+	if c.db.QueryRowContext(ctx, q, c.Identifier, ref.Namespace, ref.Name).Scan(&prev) == nil && prev.String != "" {
+		candidates = append(candidates, prev.String)
+	}
+	if files, err := c.metadataFiles(ctx, ref); err == nil {
+		for i := len(files) - 1; i >= 0; i-- {
+			if files[i] != loc {
+				candidates = append(candidates, files[i])
+			}
+		}
+	}
+	for _, p := range candidates {
+		if _, err := readMetadata(ctx, c, ref, p); err == nil {
+			e.Previous = displayLocation(p)
+			break
+		}
+	}
+	return e
 }
