@@ -82,7 +82,7 @@ when its current metadata file is truncated or corrupt.
 Exit status: 0 registered, 1 nothing to register or the table is already there.`,
 		Example: `  ldp catalog register orders.json
   ldp catalog register orders.json --metadata warehouse/shop.db/orders/metadata/00006-....metadata.json`,
-		Args:    exactArgs(1, "name the dataset config, for example: ldp catalog register orders.json"),
+		Args: exactArgs(1, "name the dataset config, for example: ldp catalog register orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := loadPipeline(args[0])
 			if err != nil {
