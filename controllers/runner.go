@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -126,6 +127,17 @@ type Result struct {
 	Attempt  int          `json:"attempt"`
 	Status   string       `json:"status"`
 	Tasks    []TaskResult `json:"tasks"`
+}
+
+// Reason is why a window did not succeed: the first task that failed or was held back, and its
+// error's first line ("" when every task succeeded or was skipped).
+func (r *Result) Reason() string {
+	for _, t := range r.Tasks {
+		if t.Error != "" {
+			return t.ID + ": " + strings.SplitN(t.Error, "\n", 2)[0]
+		}
+	}
+	return ""
 }
 
 // ExitCode is 1 when a task failed, 3 when only a data gate held something back, else 0.

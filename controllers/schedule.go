@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,13 +36,22 @@ type Scheduled struct {
 // file with no schedule is left out without a word; a scheduled file that is not valid is kept,
 // with its problems, so it is reported rather than silently skipped.
 func DiscoverScheduled(dir string) ([]Scheduled, error) {
+	out, _, err := discoverScheduled(dir)
+	return out, err
+}
+
+// discoverScheduled is DiscoverScheduled that also returns the files it passed over for
+// their size, which may be specs.
+func discoverScheduled(dir string) ([]Scheduled, []specs.Skipped, error) {
 	cands, err := specs.Discover([]string{dir})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []Scheduled
+	var skipped []specs.Skipped
 	for _, c := range cands {
 		if c.TooLarge {
+			skipped = append(skipped, specs.Skipped{Path: c.Path, Reason: fmt.Sprintf("larger than the %d-byte limit for spec files, so it is not read as one", v1.MaxSpecBytes)})
 			continue
 		}
 		data, err := os.ReadFile(c.Path)
@@ -75,14 +85,14 @@ func DiscoverScheduled(dir string) ([]Scheduled, error) {
 				s.Catchup = w.Metadata.Catchup
 				if w.Metadata.Start != "" {
 					if s.Start, err = window.ParseInstant(w.Metadata.Start, wf.Window.Location); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 				}
 			}
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 func hasSchedule(doc map[string]any) bool {

@@ -38,9 +38,11 @@ type Watcher struct {
 	// MetricsAddr serves /healthz and Prometheus /metrics when set (127.0.0.1:PORT).
 	MetricsAddr string
 
-	known   map[string]Scheduled
-	metrics watchMetrics
-	stop    atomic.Bool
+	known map[string]Scheduled
+	// passedOver are the files already said to be too large to read as specs.
+	passedOver map[string]bool
+	metrics    watchMetrics
+	stop       atomic.Bool
 }
 
 type watchMetrics struct {
@@ -162,10 +164,21 @@ func (w *Watcher) reconcile(ctx context.Context, why string) {
 		}
 		defer lock.Release()
 	}
-	found, err := DiscoverScheduled(w.Dir)
+	found, skipped, err := discoverScheduled(w.Dir)
 	if err != nil {
 		w.Log.Error("discover", "error", err.Error())
 		return
+	}
+	for _, s := range skipped {
+		// Said once per file: a large data file in the folder is no spec, but a spec that grew
+		// past the limit must not stop running without a word.
+		if w.passedOver == nil {
+			w.passedOver = map[string]bool{}
+		}
+		if !w.passedOver[s.Path] {
+			w.passedOver[s.Path] = true
+			w.Log.Warn("passed over", "file", s.Path, "reason", s.Reason)
+		}
 	}
 	current := map[string]Scheduled{}
 	var run []Scheduled
@@ -198,6 +211,10 @@ func (w *Watcher) reconcile(ctx context.Context, why string) {
 			w.Log.Error("tick", "file", f.File, "error", f.Error)
 		}
 		for _, r := range f.Ran {
+			if why := r.Reason(); why != "" {
+				w.Log.Warn("window", "file", f.File, "window", r.Window, "status", r.Status, "run_id", r.RunID, "attempt", r.Attempt, "reason", why)
+				continue
+			}
 			w.Log.Info("window", "file", f.File, "window", r.Window, "status", r.Status, "run_id", r.RunID, "attempt", r.Attempt)
 		}
 	}

@@ -526,3 +526,24 @@ func TestOrphanCleanupDuringABackfill(t *testing.T) {
 	}
 	l.check(t, "append.json", all)
 }
+
+// TestKilledRunsScratchIsCleared: a run killed with SIGKILL leaves its scratch folder in the
+// warehouse (tens of MB for a large extract); the next run removes it, since its process is
+// gone, and leaves none of its own.
+func TestKilledRunsScratchIsCleared(t *testing.T) {
+	l := newLake(t, 2)
+	code, _, errs := l.run(t, []string{"LDP_FAULT=staged:kill"}, "run", "append.json", "--window", dayWindow(1), "--run-id", "killed")
+	if code != -1 {
+		t.Fatalf("the killed run exited %d: %s", code, errs)
+	}
+	scratch := filepath.Join(l.dir, "warehouse", ".ldp", "tmp")
+	if ents, _ := os.ReadDir(scratch); len(ents) == 0 {
+		t.Fatal("the killed run left no scratch folder: the test shows nothing")
+	}
+	if code, out, errs := l.run(t, nil, "run", "append.json", "--window", dayWindow(2)); code != 0 {
+		t.Fatalf("the next run: %d\n%s%s", code, out, errs)
+	}
+	if ents, _ := os.ReadDir(scratch); len(ents) != 0 {
+		t.Errorf("scratch folders left after the next run: %v", ents)
+	}
+}

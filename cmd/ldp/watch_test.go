@@ -209,3 +209,34 @@ func TestWatchSIGTERMMidTask(t *testing.T) {
 	}
 	lock.Release()
 }
+
+// TestWatchSaysWhatItPassesOverAndWhyWindowsFail: a spec over 1 MB in the watched folder is
+// said to be passed over (once), not ignored without a word, and a window that fails says why.
+func TestWatchSaysWhatItPassesOverAndWhyWindowsFail(t *testing.T) {
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	specs := filepath.Join(l.dir, "specs")
+	os.MkdirAll(specs, 0o755)
+	big := `{"identifier": "big", "description": "` + strings.Repeat("x", 1<<20) + `", "metadata": {"schedule": "@daily",
+		"source": {"format": "CSV", "path": "big.csv"}, "target": {"name": "big", "format": "ICEBERG", "catalog": {"identifier": "shop"}}}}`
+	os.WriteFile(filepath.Join(specs, "big.json"), []byte(big), 0o644)
+	// Its drop never lands: the window fails, naming the file.
+	os.WriteFile(filepath.Join(specs, "orders.json"), []byte(`{"identifier": "orders", "metadata": {"schedule": "@daily", "window": {"size": "day"},
+		"retries": {"max_attempts": 1},
+		"source": {"format": "CSV", "path": "drops/orders_{window_start:%Y-%m-%d}.csv"},
+		"target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop"}}}}`), 0o644)
+	logs := &syncBuffer{}
+	w := l.cmd(nil, "watch", "specs", "--resync", "1s", "--debounce", "100ms")
+	w.Stdout, w.Stderr = logs, logs
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Process.Kill()
+	waitFor(t, "two reconciles", 60*time.Second, func() bool { return strings.Count(logs.String(), "reconciled") >= 2 }, logs)
+	out := logs.String()
+	if n := strings.Count(out, "passed over"); n != 1 || !strings.Contains(out, "big.json") || !strings.Contains(out, "larger than the 1048576-byte limit") {
+		t.Errorf("the 1 MB spec was said to be passed over %d times, want once naming it:\n%s", n, out)
+	}
+	if !strings.Contains(out, "reason") || !strings.Contains(out, "does not exist") {
+		t.Errorf("the failed window's line gives no reason:\n%s", out)
+	}
+}
