@@ -80,6 +80,13 @@ func (o *Observer) Observe(ctx context.Context, wf *Workflow) (reconcile.Observe
 		if err != nil {
 			return obs, err
 		}
+		if len(keys) == 0 {
+			// A table the catalog lost (its file deleted) is not "nothing done yet": its
+			// published windows would be run again over its hidden data.
+			if err := lake.LostTable(p.Metadata.Target.Catalog, p.BaseDir, lake.RefOf(p.Metadata.Target), cat); err != nil {
+				return obs, err
+			}
+		}
 		obs.Keys[t.Target] = keys
 	}
 	st, err := o.ledger(wf.Ledger)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -110,8 +111,8 @@ func OpenReadOnly(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog,
 		return nil, err
 	}
 	dbPath := filepath.Join(wh, c.Identifier+"_catalog.db")
-	if _, err := os.Stat(dbPath); err != nil {
-		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
+	if _, err := os.Stat(dbPath); errors.Is(err, fs.ErrNotExist) {
+		return Open(ctx, c, baseDir) // nothing to read yet: the catalog is made, as by a write
 	}
 	base := Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": warehouseLocation(wh), "init_catalog_tables": "false"}}
 	var cat *Catalog

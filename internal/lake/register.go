@@ -14,6 +14,8 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // OrphanedTableError is a table the catalog does not know whose metadata lies in the
@@ -267,4 +269,34 @@ func (c *Catalog) unreadableMetadata(ctx context.Context, ref Ref, loadErr error
 		}
 	}
 	return e
+}
+
+// LostTable is an *OrphanedTableError when ref is not in its catalog (cat, nil when the
+// catalog's database is not there) but a table's metadata, past its first version, lies under
+// its location in the local warehouse folder; nil otherwise. It reads one folder and opens
+// nothing, so planning can ask it of every table it finds empty.
+func LostTable(vc *v1.Catalog, baseDir string, ref Ref, cat *Catalog) error {
+	if vc == nil || vc.Type == "rest" || IsRemote(vc.WarehousePath) {
+		return nil
+	}
+	if cat != nil {
+		if _, err := cat.Load(context.Background(), ref); err == nil {
+			return nil
+		}
+	}
+	dir := filepath.Join(WarehouseDir(vc, baseDir), ref.Namespace+".db", ref.Name, "metadata")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	newest, version := "", 0
+	for _, e := range ents {
+		if v := metadataVersion(e.Name()); strings.HasSuffix(e.Name(), ".metadata.json") && v > version {
+			newest, version = filepath.Join(dir, e.Name()), v
+		}
+	}
+	if newest == "" {
+		return nil
+	}
+	return &OrphanedTableError{Ref: ref, Catalog: vc.Identifier, Metadata: newest}
 }
