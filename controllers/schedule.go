@@ -80,7 +80,7 @@ func discoverScheduled(dir string) ([]Scheduled, []specs.Skipped, error) {
 			continue
 		}
 		s.WF = wf
-		if obj, err := v1.Load(c.Path); err == nil {
+		if obj, err := specs.Read(c.Path); err == nil {
 			if w, ok := obj.(*v1.Workflow); ok {
 				s.Catchup = w.Metadata.Catchup
 				if w.Metadata.Start != "" {

@@ -65,7 +65,7 @@ func sqlPipeline(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, error) 
 // folder, so the spec hash does not depend on where the project is checked out.
 func sqlInput(base string, own *v1.Catalog, ref string) (v1.TableRef, error) {
 	if specs.IsSpecPath(ref) {
-		p, err := v1.LoadPipeline(filepath.Join(base, ref))
+		p, err := specs.ReadPipeline(filepath.Join(base, ref))
 		if err != nil {
 			return v1.TableRef{}, err
 		}

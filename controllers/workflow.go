@@ -57,7 +57,7 @@ func LoadWorkflow(path string) (*Workflow, error) {
 			if ref == "" {
 				continue
 			}
-			p, err := v1.LoadPipeline(filepath.Join(filepath.Dir(path), ref))
+			p, err := specs.ReadPipeline(filepath.Join(filepath.Dir(path), ref))
 			if err != nil {
 				return nil, err
 			}

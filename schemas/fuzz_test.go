@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/schemas"
 )
 
@@ -35,7 +36,7 @@ func FuzzValidate(f *testing.F) {
 				t.Fatalf("malformed problem %+v", p)
 			}
 		}
-		obj, err := v1.Decode(data, name)
+		obj, err := specs.Decode(data, name)
 		if len(r.Problems) > 0 || r.Kind == "" {
 			return
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/schemas"
 )
@@ -98,7 +97,7 @@ func TestSamplesAreValid(t *testing.T) {
 		t.Errorf("checked %d files, want %d", len(report.Files), len(files))
 	}
 	for _, f := range files {
-		if _, err := v1.Load(f); err != nil {
+		if _, err := specs.Read(f); err != nil {
 			t.Errorf("Load(%s): %v", f, err)
 		}
 	}
@@ -108,11 +107,11 @@ func TestSamplesAreValid(t *testing.T) {
 // hash the same.
 func TestSampleTwinsHashTheSame(t *testing.T) {
 	for _, name := range []string{"nyc_taxi", "daily_orders"} {
-		a, err := v1.LoadPipeline(filepath.Join(samplesDir, name+".json"))
+		a, err := specs.ReadPipeline(filepath.Join(samplesDir, name+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := v1.LoadPipeline(filepath.Join(samplesDir, name+".yaml"))
+		b, err := specs.ReadPipeline(filepath.Join(samplesDir, name+".yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +151,7 @@ func loadAsJSON(t *testing.T, path string) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := v1.ToJSON(data, path)
+	js, err := specs.ToJSON(data, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +169,7 @@ func TestJSONSchemaValidatesSamples(t *testing.T) {
 	either := compileExport(t, "")
 	byKind := map[string]*jsonschema.Schema{"Pipeline": compileExport(t, "Pipeline"), "Workflow": compileExport(t, "Workflow")}
 	for _, f := range specFiles(t, samplesDir) {
-		obj, err := v1.Load(f)
+		obj, err := specs.Read(f)
 		if err != nil {
 			t.Fatal(err)
 		}

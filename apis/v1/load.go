@@ -4,15 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"cuelang.org/go/cue/cuecontext"
-	cueyaml "cuelang.org/go/encoding/yaml"
-
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 // MaxSpecBytes is the largest spec file ldp reads. Discovery passes over larger files, so a
@@ -50,53 +44,47 @@ func IsYAML(name string) bool {
 	return false
 }
 
-// Load reads a Pipeline or a Workflow from a JSON or YAML file, with defaults filled in.
-// It checks only what it needs to decode; schemas.Validate reports every problem with a position.
-func Load(path string) (Object, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &ldperr.ConfigError{File: path, Msg: "cannot read spec", Err: err}
-	}
-	return Decode(data, path)
+// DecodeError is a spec document that does not decode into an object. The loader
+// (internal/specs) turns it into a config error naming the file.
+type DecodeError struct {
+	Msg string
+	Err error
 }
 
-// LoadPipeline loads path and fails unless it holds a Pipeline.
-func LoadPipeline(path string) (*Pipeline, error) {
-	obj, err := Load(path)
-	if err != nil {
-		return nil, err
+func (e *DecodeError) Error() string {
+	switch {
+	case e.Msg == "":
+		return e.Err.Error()
+	case e.Err == nil:
+		return e.Msg
 	}
-	p, ok := obj.(*Pipeline)
-	if !ok {
-		return nil, ldperr.Configf(path, "is a %s, not a Pipeline (a dataset config)", obj.ObjectKind())
-	}
-	return p, nil
+	return e.Msg + ": " + e.Err.Error()
 }
 
-// Decode reads a spec from data; path names it in errors, decides JSON or YAML by its extension,
-// and is the base against which the spec's relative paths resolve.
-func Decode(data []byte, path string) (Object, error) {
-	if len(data) > MaxSpecBytes {
-		return nil, ldperr.Configf(path, "is %d bytes, larger than the %d-byte limit for spec files", len(data), MaxSpecBytes)
-	}
-	js, err := ToJSON(data, path)
-	if err != nil {
-		return nil, err
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Decode reads a Pipeline or a Workflow from the JSON of a spec document, with defaults filled
+// in. path is where the document came from: the base against which its relative paths
+// resolve. It checks only what it needs to decode; schemas.Validate reports every problem
+// with a position. Reading files and YAML belong to the loader (internal/specs).
+func Decode(js []byte, path string) (Object, error) {
+	if len(js) > MaxSpecBytes {
+		return nil, &DecodeError{Msg: fmt.Sprintf("is %d bytes, larger than the %d-byte limit for spec files", len(js), MaxSpecBytes)}
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(js, &doc); err != nil {
-		return nil, &ldperr.ConfigError{File: path, Msg: "a spec must be a JSON or YAML object", Err: err}
+		return nil, &DecodeError{Msg: "a spec must be a JSON or YAML object", Err: err}
 	}
 	kind, err := DetectKind(doc)
 	if err != nil {
-		return nil, &ldperr.ConfigError{File: path, Err: err}
+		return nil, &DecodeError{Err: err}
 	}
 	base := filepath.Dir(path)
 	switch kind {
 	case KindWorkflow:
 		var w Workflow
 		if err := strictDecode(js, &w); err != nil {
-			return nil, &ldperr.ConfigError{File: path, Msg: "invalid Workflow (run ldp validate for every problem)", Err: err}
+			return nil, &DecodeError{Msg: "invalid Workflow (run ldp validate for every problem)", Err: err}
 		}
 		w.Path, w.BaseDir = path, base
 		w.Default()
@@ -104,7 +92,7 @@ func Decode(data []byte, path string) (Object, error) {
 	default:
 		var p Pipeline
 		if err := strictDecode(js, &p); err != nil {
-			return nil, &ldperr.ConfigError{File: path, Msg: "invalid Pipeline (run ldp validate for every problem)", Err: err}
+			return nil, &DecodeError{Msg: "invalid Pipeline (run ldp validate for every problem)", Err: err}
 		}
 		p.Path, p.BaseDir = path, base
 		p.Default()
@@ -116,31 +104,6 @@ func strictDecode(js []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
-}
-
-// ToJSON turns the bytes of a spec file into JSON: YAML is converted, JSON is passed through.
-//
-// YAML is read with CUE's decoder, the one package schemas validates with, so that a value
-// means the same to both: it follows YAML 1.2, where yes, no and on stay strings (a YAML 1.1
-// reader would turn accepted_values: [yes, no] into booleans after validation passed).
-func ToJSON(data []byte, path string) ([]byte, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a byte-order mark is not content
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, ldperr.Configf(path, "is empty")
-	}
-	if !IsYAML(path) {
-		return data, nil
-	}
-	f, err := cueyaml.Extract(path, data)
-	if err != nil {
-		return nil, &ldperr.ConfigError{File: path, Msg: "invalid YAML", Err: err}
-	}
-	v := cuecontext.New().BuildFile(f)
-	js, err := v.MarshalJSON()
-	if err != nil {
-		return nil, &ldperr.ConfigError{File: path, Msg: "invalid YAML", Err: err}
-	}
-	return js, nil
 }
 
 // DetectKind says which object a decoded spec document holds. A document with no kind is a

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/schemas"
 )
 
@@ -111,7 +111,7 @@ func TestRecipes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := v1.ToJSON(b, f); err != nil {
+		if _, err := specs.ToJSON(b, f); err != nil {
 			t.Errorf("%s does not parse: %v", f, err)
 		}
 		if !strings.Contains(string(b), "ldp validate") {

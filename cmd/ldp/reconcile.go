@@ -97,7 +97,7 @@ func objectFiles(paths []string) ([]string, error) {
 		if c.TooLarge {
 			continue
 		}
-		obj, err := v1.Load(c.Path)
+		obj, err := specs.Read(c.Path)
 		if err != nil {
 			continue // ldp validate reports it; a folder may hold other JSON
 		}

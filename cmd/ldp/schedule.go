@@ -17,6 +17,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -172,7 +173,7 @@ It takes no lock and writes nothing.`,
 func listOne(cmd *cobra.Command, s *streams, sc controllers.Scheduled, t time.Time, maxWindows int) error {
 	wf := sc.WF
 	kind := v1.KindWorkflow
-	if obj, err := v1.Load(sc.Path); err == nil {
+	if obj, err := specs.Read(sc.Path); err == nil {
 		kind = obj.ObjectKind()
 	}
 	size := wf.Size()

@@ -19,6 +19,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/quality"
+	"github.com/ldp-dev/ldp/internal/specs"
 )
 
 const ridesCSV = `ride_id,pickup_ts,city,fare
@@ -34,7 +35,7 @@ func spec(t *testing.T, dir, body string) *v1.Pipeline {
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := v1.LoadPipeline(path)
+	p, err := specs.ReadPipeline(path)
 	if err != nil {
 		t.Fatal(err)
 	}

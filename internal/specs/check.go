@@ -18,6 +18,9 @@ type FileResult struct {
 	Path     string            `json:"path"`
 	Kind     string            `json:"kind,omitempty"`
 	Problems []schemas.Problem `json:"problems"`
+	// data is the file as it was read and checked: Load decodes these bytes, not a second
+	// read of a file that may have changed meanwhile.
+	data []byte
 }
 
 // Skipped is a file that discovery found and checking passed over, with the reason.
@@ -114,6 +117,7 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 		res.Problems = append(res.Problems, schemas.Problem{File: path, Line: 1, Column: 1, Message: "cannot read: " + err.Error()})
 		return res, nil
 	}
+	res.data = data
 	r := schemas.Validate(data, path)
 	res.Kind = r.Kind
 	res.Problems = append(res.Problems, r.Problems...)
@@ -246,12 +250,12 @@ func (c *Checker) report() *Report {
 	return r
 }
 
-// Load checks the file at path (and the files its tasks name) and decodes it. Any problem
-// makes it a ConfigError that lists every problem, so a command never runs a spec that
-// ldp validate would reject.
+// Load is the loader: it reads the file at path once, checks it (and the files its tasks
+// name), and decodes it. Any problem makes it a ConfigError that lists every problem, so a
+// command never runs a spec that ldp validate would reject.
 func Load(path string) (v1.Object, error) {
 	c := &Checker{results: map[string]*FileResult{}}
-	c.file(path)
+	res, _ := c.file(path)
 	var problems []schemas.Problem
 	for _, p := range c.order {
 		problems = append(problems, c.results[p].Problems...)
@@ -259,7 +263,7 @@ func Load(path string) (v1.Object, error) {
 	if len(problems) > 0 {
 		return nil, &InvalidError{Path: path, Problems: schemas.SortProblems(problems)}
 	}
-	return v1.Load(path)
+	return Decode(res.data, path)
 }
 
 // InvalidError is a spec that failed validation; it is a config error.

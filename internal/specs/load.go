@@ -1,0 +1,80 @@
+package specs
+
+import (
+	"bytes"
+	"errors"
+	"os"
+
+	"cuelang.org/go/cue/cuecontext"
+	cueyaml "cuelang.org/go/encoding/yaml"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+)
+
+// Read reads a Pipeline or a Workflow from a JSON or YAML file, with defaults filled in, without
+// validating it (Load validates). Problems are config errors naming the file.
+func Read(path string) (v1.Object, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ldperr.ConfigError{File: path, Msg: "cannot read spec", Err: err}
+	}
+	return Decode(data, path)
+}
+
+// ReadPipeline reads path and fails unless it holds a Pipeline.
+func ReadPipeline(path string) (*v1.Pipeline, error) {
+	obj, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := obj.(*v1.Pipeline)
+	if !ok {
+		return nil, ldperr.Configf(path, "is a %s, not a Pipeline (a dataset config)", obj.ObjectKind())
+	}
+	return p, nil
+}
+
+// Decode reads a spec from the bytes of a file: YAML (by path's extension) is turned into
+// JSON, then v1.Decode makes the object. path names it in errors and is the base against which
+// its relative paths resolve.
+func Decode(data []byte, path string) (v1.Object, error) {
+	if len(data) > v1.MaxSpecBytes {
+		return nil, ldperr.Configf(path, "is %d bytes, larger than the %d-byte limit for spec files", len(data), v1.MaxSpecBytes)
+	}
+	js, err := ToJSON(data, path)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := v1.Decode(js, path)
+	var de *v1.DecodeError
+	if errors.As(err, &de) {
+		return nil, &ldperr.ConfigError{File: path, Msg: de.Msg, Err: de.Err}
+	}
+	return obj, err
+}
+
+// ToJSON turns the bytes of a spec file into JSON: YAML is converted, JSON is passed through.
+//
+// YAML is read with CUE's decoder, the one package schemas validates with, so that a value
+// means the same to both: it follows YAML 1.2, where yes, no and on stay strings (a YAML 1.1
+// reader would turn accepted_values: [yes, no] into booleans after validation passed).
+func ToJSON(data []byte, path string) ([]byte, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a byte-order mark is not content
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, ldperr.Configf(path, "is empty")
+	}
+	if !v1.IsYAML(path) {
+		return data, nil
+	}
+	f, err := cueyaml.Extract(path, data)
+	if err != nil {
+		return nil, &ldperr.ConfigError{File: path, Msg: "invalid YAML", Err: err}
+	}
+	v := cuecontext.New().BuildFile(f)
+	js, err := v.MarshalJSON()
+	if err != nil {
+		return nil, &ldperr.ConfigError{File: path, Msg: "invalid YAML", Err: err}
+	}
+	return js, nil
+}
