@@ -134,4 +134,3 @@ func TestCanonicalJSON(t *testing.T) {
 		}
 	}
 }
-
