@@ -8,19 +8,23 @@ import (
 	"sync"
 	"time"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
+// WindowOutcome is how one window of a backfill ended.
+type WindowOutcome string
+
 // Window outcomes of a backfill.
 const (
-	OutcomePublished = "published" // something was written or built
-	OutcomeSkipped   = "skipped"   // every task found its work done
-	OutcomeBlocked   = "blocked"
-	OutcomeFailed    = "failed"
-	OutcomeDone      = "done" // published before the backfill: not read, planned or logged
-	OutcomeNotRun    = "not_run"
+	OutcomePublished WindowOutcome = "published" // something was written or built
+	OutcomeSkipped   WindowOutcome = "skipped"   // every task found its work done
+	OutcomeBlocked   WindowOutcome = "blocked"
+	OutcomeFailed    WindowOutcome = "failed"
+	OutcomeDone      WindowOutcome = "done" // published before the backfill: not read, planned or logged
+	OutcomeNotRun    WindowOutcome = "not_run"
 )
 
 // BackfillOptions say which windows a backfill covers and how.
@@ -43,23 +47,23 @@ type BackfillOptions struct {
 
 // BackfillWindow is one window of a backfill.
 type BackfillWindow struct {
-	Start   string   `json:"start"`
-	End     string   `json:"end"`
-	State   string   `json:"state"`
-	Keys    []string `json:"keys"`
-	Outcome string   `json:"outcome"`
-	Result  *Result  `json:"result,omitempty"`
+	Start   string         `json:"start"`
+	End     string         `json:"end"`
+	State   v1.WindowState `json:"state"`
+	Keys    []string       `json:"keys"`
+	Outcome WindowOutcome  `json:"outcome"`
+	Result  *Result        `json:"result,omitempty"`
 	plan    reconcile.WindowPlan
 }
 
 // BackfillResult is a whole backfill.
 type BackfillResult struct {
-	Workflow string           `json:"workflow"`
-	File     string           `json:"file"`
-	Windows  []BackfillWindow `json:"windows"`
-	States   map[string]int   `json:"states"`
-	Counts   map[string]int   `json:"counts"`
-	ExitCode int              `json:"exit_code"`
+	Workflow string                 `json:"workflow"`
+	File     string                 `json:"file"`
+	Windows  []BackfillWindow       `json:"windows"`
+	States   map[v1.WindowState]int `json:"states"`
+	Counts   map[WindowOutcome]int  `json:"counts"`
+	ExitCode int                    `json:"exit_code"`
 }
 
 // Backfill runs every window of a range of wf that is not done. Everything is checked, the
@@ -70,6 +74,7 @@ func (r *Runner) Backfill(ctx context.Context, wf *Workflow, o BackfillOptions) 
 	if o.MaxWindows <= 0 {
 		o.MaxWindows = 1000
 	}
+	req := Request{From: o.From, To: o.To, Now: o.Now, Replace: o.Replace, Fresh: true}
 	windows, err := Desired{From: o.From, To: o.To, Now: o.Now}.Windows(wf)
 	if err != nil {
 		return nil, err
@@ -82,17 +87,20 @@ func (r *Runner) Backfill(ctx context.Context, wf *Workflow, o BackfillOptions) 
 	}
 	if o.Replace {
 		for _, t := range wf.Tasks {
-			if p := wf.Pipelines[t.ID]; t.Kind() == "pipeline" && p != nil && p.IsIceberg() && (p.Metadata.Window == nil || p.Metadata.Window.Column == "") {
+			if p := wf.Pipelines[t.ID]; t.Kind() == v1.TaskPipeline && p != nil && p.IsIceberg() && (p.Metadata.Window == nil || p.Metadata.Window.Column == "") {
 				return nil, ldperr.Configf(p.Path, "--replace replaces only the rows of each window, so every pipeline that writes to Iceberg needs metadata.window.column; %s has none", p.Identifier)
 			}
 		}
 	}
-	obs, err := Observe(ctx, wf)
+	// The plan is Reconcile's, for the range; a backfill does not carry a run on (Fresh): each
+	// window it runs is a run of its own.
+	observer := new(Observer)
+	defer observer.Close()
+	plans, err := r.planObject(ctx, observer, Scheduled{Path: wf.File, WF: wf}, req)
 	if err != nil {
 		return nil, err
 	}
-	plans := reconcile.Plan(wf.Object(), windows, obs, reconcile.Options{Replace: o.Replace})
-	res := &BackfillResult{Workflow: wf.Name, File: wf.File, States: map[string]int{}, Counts: map[string]int{}}
+	res := &BackfillResult{Workflow: wf.Name, File: wf.File, States: map[v1.WindowState]int{}, Counts: map[WindowOutcome]int{}}
 	for _, p := range plans {
 		bw := BackfillWindow{Start: p.Start, End: p.End, State: p.State, Keys: []string{}, plan: p}
 		for _, tp := range p.Tasks {
@@ -129,7 +137,7 @@ func (r *Runner) runInOrder(ctx context.Context, wf *Workflow, res *BackfillResu
 		switch {
 		case stopped:
 			bw.Outcome = OutcomeNotRun
-		case bw.plan.Action == reconcile.Skip:
+		case bw.plan.Action == v1.ActionSkip:
 			bw.Outcome = OutcomeDone
 		default:
 			plan := bw.plan
@@ -180,7 +188,7 @@ func (r *Runner) runGrouped(ctx context.Context, wf *Workflow, res *BackfillResu
 	}
 	for i := range res.Windows {
 		bw := &res.Windows[i]
-		if bw.plan.Action == reconcile.Skip {
+		if bw.plan.Action == v1.ActionSkip {
 			bw.Outcome = OutcomeDone
 			report(i)
 			continue
@@ -231,15 +239,15 @@ func (l *lockedSource) Uint64() uint64 {
 	return l.src.Uint64()
 }
 
-func outcomeOf(r *Result) string {
-	switch r.ExitCode() {
-	case ldperr.ExitFailed:
+func outcomeOf(r *Result) WindowOutcome {
+	switch reconcile.Fold(r.outcomes()) {
+	case v1.Failed:
 		return OutcomeFailed
-	case ldperr.ExitDataGate:
+	case v1.Blocked:
 		return OutcomeBlocked
 	}
 	for _, t := range r.Tasks {
-		if t.Status != Skipped {
+		if t.Status != v1.Skipped {
 			return OutcomePublished
 		}
 	}

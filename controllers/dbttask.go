@@ -14,14 +14,18 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/reconcile"
 )
 
-func init() { Register("dbt", dbtKind{}) }
+func init() { Register(v1.TaskDbt, dbtKind{}) }
 
 // dbtKind runs a dbt project for the window of the run (as ldp dbt build does).
 type dbtKind struct{}
 
-func (dbtKind) Run(ctx context.Context, tc TaskContext) (bool, map[string]any, error) {
+// Evidence: nothing on main vouches for a dbt build, only its last run.
+func (dbtKind) Evidence(*Workflow, v1.Task) reconcile.Evidence { return reconcile.ByLastRun }
+
+func (dbtKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error) {
 	d := tc.Task.Dbt
 	skipUnchanged := d.SkipUnchanged == nil || *d.SkipUnchanged
 	b := DbtBuild{Project: filepath.Join(filepath.Dir(tc.Workflow.File), d.Project), Command: d.Command, Select: d.Select,
@@ -50,11 +54,11 @@ type DbtBuild struct {
 // publishes the models marked ldp_publish through the quality gate and the staged commit. It
 // returns whether it skipped an unchanged build, what it did, and an error that is a data gate
 // when only tests (or a published model's checks) failed.
-func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (bool, map[string]any, error) {
+func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (TaskOutput, error) {
 	r.defaults()
 	cfg, err := dbt.Load(b.Project)
 	if err != nil {
-		return false, nil, err
+		return TaskOutput{}, err
 	}
 	if b.Command == "" {
 		b.Command = v1.DefaultDbtCommand
@@ -63,32 +67,33 @@ func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (bool, map[string]any
 	t := dbt.Task{Project: b.Project, Command: b.Command, Select: b.Select, Exclude: b.Exclude, Vars: vars, Bin: b.Bin}
 	fp, err := dbt.Fingerprint(t, cfg)
 	if err != nil {
-		return false, nil, err
+		return TaskOutput{}, err
 	}
-	detail := map[string]any{"fingerprint": fp, "vars": vars}
+	detail := TaskOutput{Fingerprint: fp, Vars: vars}
 	if b.SkipIfBuilt != "" && lastBuild(b.Ledger, b.Workflow, b.Window.String(), b.SkipIfBuilt) == fp {
-		detail["reason"] = "the last build of this window succeeded with the same project, command, selection and variables"
-		return true, detail, nil
+		detail.Skipped = true
+		detail.Reason = "the last build of this window succeeded with the same project, command, selection and variables"
+		return detail, nil
 	}
 	if err := dbt.RegisterSources(ctx, b.Project, cfg); err != nil {
-		return false, detail, err
+		return detail, err
 	}
 	if err := dbt.Exec(ctx, t, r.Log); err != nil {
-		return false, detail, err
+		return detail, err
 	}
 	res, err := dbt.ReadResult(b.Project)
 	if err != nil {
-		return false, detail, err
+		return detail, err
 	}
-	detail["outcome"] = res.Outcome
+	detail.DbtOutcome = res.Outcome
 	switch res.Outcome {
 	case dbt.Failed:
-		return false, detail, errors.New(res.Reason)
+		return detail, errors.New(res.Reason)
 	case dbt.BlockedQuality:
-		return false, detail, &dbt.Gate{Reason: res.Reason}
+		return detail, &dbt.Gate{Reason: res.Reason}
 	}
 	if b.Command != "build" {
-		return false, detail, nil // dbt test publishes nothing
+		return detail, nil // dbt test publishes nothing
 	}
 	var published []string
 	for _, n := range res.Nodes {
@@ -103,15 +108,15 @@ func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (bool, map[string]any
 			Key: v1.ReplaceKey(p.IdempotencyKey(b.Window), fp)}
 		if _, err := pipeline.Run(ctx, p, opts); err != nil {
 			if ldperr.IsDataGate(err) {
-				detail["published"] = published
-				return false, detail, &dbt.Gate{Reason: fmt.Sprintf("model %s: %v", n.Name, err)}
+				detail.Published = published
+				return detail, &dbt.Gate{Reason: fmt.Sprintf("model %s: %v", n.Name, err)}
 			}
-			return false, detail, fmt.Errorf("publish model %s: %w", n.Name, err)
+			return detail, fmt.Errorf("publish model %s: %w", n.Name, err)
 		}
 		published = append(published, p.TargetIdentity())
 	}
-	detail["published"] = published
-	return false, detail, nil
+	detail.Published = published
+	return detail, nil
 }
 
 // DbtPlan is what the plan shows of a dbt task for a window.

@@ -7,9 +7,10 @@ import (
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/maintain"
+	"github.com/ldp-dev/ldp/reconcile"
 )
 
-func init() { Register("maintain", maintainKind{}) }
+func init() { Register(v1.TaskMaintain, maintainKind{}) }
 
 // OptionsOf turns a maintain task's keys into maintenance options.
 func OptionsOf(m *v1.MaintainTask) maintain.Options {
@@ -29,26 +30,31 @@ func OptionsOf(m *v1.MaintainTask) maintain.Options {
 // again every time its window runs.
 type maintainKind struct{}
 
-func (maintainKind) Run(ctx context.Context, tc TaskContext) (bool, map[string]any, error) {
+// Evidence: maintenance is never done for a window; it runs whenever its window does and
+// decides nothing of the window's state.
+func (maintainKind) Evidence(*Workflow, v1.Task) reconcile.Evidence { return reconcile.Nothing }
+
+func (maintainKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error) {
 	p := tc.Workflow.Pipelines[tc.Task.ID]
 	if p == nil || !p.IsIceberg() {
-		return false, nil, ldperr.Configf(tc.Workflow.File, "task %s: maintain needs a dataset config with an ICEBERG target", tc.Task.ID)
+		return TaskOutput{}, ldperr.Configf(tc.Workflow.File, "task %s: maintain needs a dataset config with an ICEBERG target", tc.Task.ID)
 	}
+	notYet := TaskOutput{Skipped: true, Reason: "the table does not exist yet"}
 	cat, err := lake.OpenExisting(ctx, p.Metadata.Target.Catalog, p.BaseDir)
 	if err != nil {
-		return false, nil, err
+		return TaskOutput{}, err
 	}
 	if cat == nil {
-		return true, map[string]any{"reason": "the table does not exist yet"}, nil
+		return notYet, nil
 	}
 	defer cat.Close()
 	rep, err := maintain.Run(ctx, cat, lake.RefOf(p.Metadata.Target), OptionsOf(tc.Task.Maintain))
 	var nf *lake.NotFoundError
 	if asNotFound(err, &nf) {
-		return true, map[string]any{"reason": "the table does not exist yet"}, nil
+		return notYet, nil
 	}
 	if err != nil {
-		return false, nil, err
+		return TaskOutput{}, err
 	}
-	return false, map[string]any{"applied": rep.Applied, "expire": len(rep.Expire), "orphans": len(rep.Orphans), "orphan_bytes": rep.OrphanBytes}, nil
+	return TaskOutput{Applied: rep.Applied, Expire: len(rep.Expire), Orphans: len(rep.Orphans), OrphanBytes: rep.OrphanBytes}, nil
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
+	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -141,6 +143,8 @@ type runEvent struct {
 		Status   string `json:"status"`
 		// Fingerprint is a dbt task's build (task.finished).
 		Fingerprint string `json:"fingerprint"`
+		// RetryAt is when a failed task is due again, when its run did not wait (task.finished).
+		RetryAt time.Time `json:"retry_at"`
 	} `json:"payload"`
 }
 
@@ -207,7 +211,9 @@ func LastRuns(events []ledger.Event, workflow string) map[string]reconcile.LastR
 		p.Workflow, _ = e.Payload["workflow"].(string)
 		p.Window, _ = e.Payload["logical_window"].(string)
 		p.Task, _ = e.Payload["task"].(string)
-		p.Status, _ = e.Payload["status"].(string)
+		if st, ok := e.Payload["status"]; ok && st != nil {
+			p.Status = fmt.Sprint(st) // a string once read from a file; an Outcome in memory
+		}
 	}
 	f := newRunFold()
 	f.add(evs)
@@ -244,12 +250,15 @@ func (f *runFold) add(events []runEvent) {
 			if f.runs[k] != nil {
 				continue // the same event read twice
 			}
-			r := &runState{window: e.Payload.Window, last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]string{}}}
+			r := &runState{window: e.Payload.Window, last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}}}
 			f.runs[k] = r
 			f.byWorkflow[e.Payload.Workflow] = append(f.byWorkflow[e.Payload.Workflow], r)
 		case TaskFinished:
 			if r := f.runs[k]; r != nil {
-				r.last.Tasks[e.Payload.Task] = e.Payload.Status
+				r.last.Tasks[e.Payload.Task] = v1.Outcome(e.Payload.Status)
+				if !e.Payload.RetryAt.IsZero() && (r.last.RetryAt.IsZero() || e.Payload.RetryAt.Before(r.last.RetryAt)) {
+					r.last.RetryAt = e.Payload.RetryAt
+				}
 				if e.Payload.Fingerprint != "" {
 					if r.fingerprints == nil {
 						r.fingerprints = map[string]string{}
@@ -276,7 +285,7 @@ func (f *runFold) lastBuild(workflow, window, task string) string {
 		if r.window != window || !ok {
 			continue
 		}
-		if st != Succeeded {
+		if st != v1.Succeeded {
 			return ""
 		}
 		return r.fingerprints[task]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"time"
 
@@ -16,15 +17,6 @@ import (
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/reconcile"
-)
-
-// Task outcomes.
-const (
-	Succeeded      = "succeeded"
-	Skipped        = "skipped"
-	Failed         = "failed"
-	Blocked        = "blocked"
-	UpstreamFailed = "upstream_failed"
 )
 
 // Workflow and task events.
@@ -50,18 +42,45 @@ type TaskContext struct {
 	UpstreamWrote bool
 }
 
-// TaskKind runs one kind of task (pipeline, maintain, dbt). It returns whether the attempt
-// found its work already done (skipped), and an error for a failure or a data gate.
+// TaskKind is one kind of task (pipeline, maintain, dbt, sql): what can vouch that its work is
+// done, and how one attempt of it runs.
 type TaskKind interface {
-	Run(ctx context.Context, tc TaskContext) (skipped bool, detail map[string]any, err error)
+	// Evidence says what can vouch that task t of wf did its work for a window: planning
+	// reads it, and never a kind's name.
+	Evidence(wf *Workflow, t v1.Task) reconcile.Evidence
+	// Run runs one attempt. An error is a failure, or a data gate (ldperr.IsDataGate).
+	Run(ctx context.Context, tc TaskContext) (TaskOutput, error)
 }
 
-var kinds = map[string]TaskKind{}
+// TaskOutput is what one attempt of a task did, for every kind alike (a kind fills in what it
+// has).
+type TaskOutput struct {
+	// Skipped is set when the attempt found its work done already.
+	Skipped bool   `json:"-"`
+	Reason  string `json:"reason,omitempty"`
+	// A publish: the pipeline run's status, its key, snapshot and rows.
+	Status      string `json:"status,omitempty"`
+	Key         string `json:"idempotency_key,omitempty"`
+	SnapshotID  int64  `json:"snapshot_id,omitempty"`
+	RowsWritten int64  `json:"rows_written,omitempty"`
+	// Maintenance.
+	Applied     bool  `json:"applied,omitempty"`
+	Expire      int   `json:"expire,omitempty"`
+	Orphans     int   `json:"orphans,omitempty"`
+	OrphanBytes int64 `json:"orphan_bytes,omitempty"`
+	// A dbt build: its fingerprint and variables, dbt's outcome, the models it published.
+	Fingerprint string         `json:"fingerprint,omitempty"`
+	Vars        map[string]any `json:"vars,omitempty"`
+	DbtOutcome  string         `json:"outcome,omitempty"`
+	Published   []string       `json:"published,omitempty"`
+}
 
-// Register adds a task kind; later issues add maintain and dbt without touching the runner.
-func Register(name string, k TaskKind) { kinds[name] = k }
+var kinds = map[v1.TaskKind]TaskKind{}
 
-func init() { Register("pipeline", pipelineKind{}) }
+// Register adds a task kind: each kind's file registers its own, without touching the runner.
+func Register(name v1.TaskKind, k TaskKind) { kinds[name] = k }
+
+func init() { Register(v1.TaskPipeline, pipelineKind{}) }
 
 // Runner runs workflows. Its clock, sleeper and random source are seams: tests pass fakes.
 type Runner struct {
@@ -82,6 +101,11 @@ type Runner struct {
 	// (PostgreSQL) catalog instead of the folder's lock, so processes on several machines
 	// divide the windows of one folder.
 	Leases *LeaseOptions
+	// NoWait makes a task that failed with attempts left end its window's run with the time of
+	// its retry, instead of sleeping until then: a later reconcile runs the window as the next
+	// attempt of the same run when the retry is due (ldp watch, which must not block on one
+	// window's backoff).
+	NoWait bool
 }
 
 // LeaseOptions are how a process holds windows in a shared catalog.
@@ -109,14 +133,16 @@ func (r *Runner) defaults() {
 
 // TaskResult is how one task of a window ended.
 type TaskResult struct {
-	ID       string         `json:"id"`
-	Kind     string         `json:"kind"`
-	Status   string         `json:"status"`
-	Attempts int            `json:"attempts"`
-	RunID    string         `json:"run_id,omitempty"`
-	Error    string         `json:"error,omitempty"`
-	Waits    []float64      `json:"waits_s,omitempty"`
-	Detail   map[string]any `json:"detail,omitempty"`
+	ID       string      `json:"id"`
+	Kind     v1.TaskKind `json:"kind"`
+	Status   v1.Outcome  `json:"status"`
+	Attempts int         `json:"attempts"`
+	RunID    string      `json:"run_id,omitempty"`
+	Error    string      `json:"error,omitempty"`
+	Waits    []float64   `json:"waits_s,omitempty"`
+	// RetryAt is when the failed task is due again, when the runner did not wait (NoWait).
+	RetryAt time.Time   `json:"retry_at,omitzero"`
+	Detail  *TaskOutput `json:"detail,omitempty"`
 }
 
 // Result is how a workflow's window ended.
@@ -125,8 +151,17 @@ type Result struct {
 	Window   string       `json:"logical_window"`
 	RunID    string       `json:"run_id"`
 	Attempt  int          `json:"attempt"`
-	Status   string       `json:"status"`
+	Status   v1.Outcome   `json:"status"`
 	Tasks    []TaskResult `json:"tasks"`
+}
+
+// outcomes are the outcomes of the result's tasks, in run order.
+func (res *Result) outcomes() []v1.Outcome {
+	out := make([]v1.Outcome, len(res.Tasks))
+	for i, t := range res.Tasks {
+		out[i] = t.Status
+	}
+	return out
 }
 
 // Reason is why a window did not succeed: the first task that failed or was held back, and its
@@ -140,18 +175,18 @@ func (r *Result) Reason() string {
 	return ""
 }
 
-// ExitCode is 1 when a task failed, 3 when only a data gate held something back, else 0.
-func (res *Result) ExitCode() int {
-	code := ldperr.ExitOK
-	for _, t := range res.Tasks {
-		switch t.Status {
-		case Failed:
-			return ldperr.ExitFailed
-		case Blocked:
-			code = ldperr.ExitDataGate
-		}
+// ExitCode is the exit code of the run's outcome: 1 failed, 3 blocked by a data gate, else 0.
+func (res *Result) ExitCode() int { return ExitCodeOf(reconcile.Fold(res.outcomes())) }
+
+// ExitCodeOf maps a run's outcome to the exit code of docs/cli.md.
+func ExitCodeOf(o v1.Outcome) int {
+	switch o {
+	case v1.Failed:
+		return ldperr.ExitFailed
+	case v1.Blocked:
+		return ldperr.ExitDataGate
 	}
-	return code
+	return ldperr.ExitOK
 }
 
 // RunOptions are the run of one window.
@@ -173,6 +208,10 @@ func TaskRunID(workflowRunID, taskID string) string { return workflowRunID + "/"
 // or is blocked makes its dependants upstream_failed; independent tasks still run.
 func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o RunOptions) *Result {
 	r.defaults()
+	if o.RunID == "" && o.Plan != nil && o.Plan.Continue != nil {
+		// The plan decided this window continues its last run, as its next attempt.
+		o.RunID, o.Attempt = o.Plan.Continue.RunID, o.Plan.Continue.Attempt
+	}
 	if o.RunID == "" {
 		o.RunID = uuid.Must(uuid.NewV7()).String()
 	}
@@ -187,7 +226,7 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 		ids = append(ids, t.ID)
 	}
 	rec.Emit(ctx, WorkflowStarted, map[string]any{"workflow": wf.Name, "file": wf.File, "logical_window": w.String(), "tasks": ids, "replace": o.Replace})
-	status := map[string]string{}
+	status := map[string]v1.Outcome{}
 	planned := map[string]reconcile.TaskPlan{}
 	if o.Plan != nil {
 		for _, tp := range o.Plan.Tasks {
@@ -203,37 +242,34 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 		t := byID[rt.ID]
 		tr := TaskResult{ID: t.ID, Kind: t.Kind(), RunID: TaskRunID(o.RunID, t.ID)}
 		for _, d := range t.DependsOn {
-			if s := status[d]; s == Failed || s == Blocked || s == UpstreamFailed {
-				tr.Status, tr.Error = UpstreamFailed, fmt.Sprintf("depends on %s, which ended %s", d, s)
+			if s := status[d]; s.Holds() {
+				tr.Status, tr.Error = v1.UpstreamFailed, fmt.Sprintf("depends on %s, which ended %s", d, s)
 			}
 		}
 		if tr.Status == "" && r.stopping() {
-			tr.Status, tr.Error = Failed, "not started: ldp is shutting down"
+			tr.Status, tr.Error = v1.Failed, "not started: ldp is shutting down"
 		}
 		if tr.Status == "" {
-			if tp, ok := planned[t.ID]; ok && tp.Action == reconcile.Skip {
-				tr.Status = Skipped
-				tr.Detail = map[string]any{"reason": tp.Reason}
+			if tp, ok := planned[t.ID]; ok && tp.Action == v1.ActionSkip {
+				tr.Status = v1.Skipped
+				tr.Detail = &TaskOutput{Reason: tp.Reason}
 			} else {
 				r.runTask(ctx, rec, wf, t, w, o, wrote, &tr)
 			}
 		}
 		status[t.ID] = tr.Status
-		wrote = wrote || tr.Status == Succeeded
+		wrote = wrote || tr.Status == v1.Succeeded
 		finished := map[string]any{"task": t.ID, "kind": t.Kind(), "status": tr.Status, "attempts": tr.Attempts, "task_run_id": tr.RunID, "error": tr.Error}
-		if fp, ok := tr.Detail["fingerprint"]; ok {
-			finished["fingerprint"] = fp
+		if tr.Detail != nil && tr.Detail.Fingerprint != "" {
+			finished["fingerprint"] = tr.Detail.Fingerprint
+		}
+		if !tr.RetryAt.IsZero() {
+			finished["retry_at"] = tr.RetryAt.UTC().Format(time.RFC3339Nano)
 		}
 		rec.Emit(ctx, TaskFinished, finished)
 		res.Tasks = append(res.Tasks, tr)
 	}
-	res.Status = Succeeded
-	switch res.ExitCode() {
-	case ldperr.ExitFailed:
-		res.Status = Failed
-	case ldperr.ExitDataGate:
-		res.Status = Blocked
-	}
+	res.Status = reconcile.Fold(res.outcomes())
 	rec.Emit(ctx, WorkflowFinished, map[string]any{"workflow": wf.Name, "logical_window": w.String(), "status": res.Status, "tasks": status})
 	return res
 }
@@ -242,7 +278,7 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Workflow, t v1.Task, w v1.LogicalWindow, o RunOptions, upstreamWrote bool, tr *TaskResult) {
 	kind, ok := kinds[t.Kind()]
 	if !ok {
-		tr.Status, tr.Error = Failed, fmt.Sprintf("no task kind %q is registered in this ldp", t.Kind())
+		tr.Status, tr.Error = v1.Failed, fmt.Sprintf("no task kind %q is registered in this ldp", t.Kind())
 		return
 	}
 	policy := PolicyOf(wf.Retries, t.Retries)
@@ -253,25 +289,34 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Workflow
 		attempt := o.Attempt + n - 1
 		tr.Attempts = n
 		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
-		skipped, detail, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, UpstreamWrote: upstreamWrote})
-		tr.Detail = detail
+		out, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, UpstreamWrote: upstreamWrote})
+		tr.Detail = nil
+		if !reflect.ValueOf(out).IsZero() {
+			tr.Detail = &out
+		}
 		switch {
-		case err == nil && skipped:
-			tr.Status, tr.Error = Skipped, ""
+		case err == nil && out.Skipped:
+			tr.Status, tr.Error = v1.Skipped, ""
 			return
 		case err == nil:
-			tr.Status, tr.Error = Succeeded, ""
+			tr.Status, tr.Error = v1.Succeeded, ""
 			return
 		case ldperr.IsDataGate(err):
-			tr.Status, tr.Error = Blocked, err.Error()
+			tr.Status, tr.Error = v1.Blocked, err.Error()
 			return
 		}
-		tr.Status, tr.Error = Failed, err.Error()
-		if !Retriable(err) || n >= policy.MaxAttempts {
+		tr.Status, tr.Error = v1.Failed, err.Error()
+		if !Retriable(err) || n >= policy.MaxAttempts || (r.NoWait && attempt >= policy.MaxAttempts) {
 			return
 		}
 		wait := policy.Wait(n, r.Rand.Float64())
 		tr.Waits = append(tr.Waits, wait.Seconds())
+		if r.NoWait {
+			// The window's next run is attempt+1 of this run, when the retry is due.
+			tr.RetryAt = r.Now().Add(wait)
+			fmt.Fprintf(r.Log, "task %s attempt %d failed (%s); retry due in %s\n", t.ID, attempt, firstLine(err.Error()), wait.Round(time.Millisecond))
+			return
+		}
 		fmt.Fprintf(r.Log, "task %s attempt %d failed (%s); retrying in %s\n", t.ID, attempt, firstLine(err.Error()), wait.Round(time.Millisecond))
 		r.Sleep(wait)
 	}
@@ -291,10 +336,19 @@ func firstLine(s string) string {
 // pipelineKind runs a pipeline task for the window of the run, under its key.
 type pipelineKind struct{}
 
-func (pipelineKind) Run(ctx context.Context, tc TaskContext) (bool, map[string]any, error) {
+// Evidence: a load into an Iceberg table is vouched for by its key on main; a file export
+// only by its last run.
+func (pipelineKind) Evidence(wf *Workflow, t v1.Task) reconcile.Evidence {
+	if wf.TableOf(t) != nil {
+		return reconcile.ByKey
+	}
+	return reconcile.ByLastRun
+}
+
+func (pipelineKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error) {
 	p := tc.Workflow.Pipelines[tc.Task.ID]
 	if p == nil {
-		return false, nil, ldperr.Configf(tc.Workflow.File, "task %s: its pipeline was not loaded", tc.Task.ID)
+		return TaskOutput{}, ldperr.Configf(tc.Workflow.File, "task %s: its pipeline was not loaded", tc.Task.ID)
 	}
 	sinks := []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: tc.Workflow.Ledger}}}
 	if tc.Runner.Sinks != nil {
@@ -308,18 +362,19 @@ func (pipelineKind) Run(ctx context.Context, tc TaskContext) (bool, map[string]a
 	if tc.Replace && p.IsIceberg() {
 		hash, err := p.SpecHash()
 		if err != nil {
-			return false, nil, err
+			return TaskOutput{}, err
 		}
 		opts.Key = v1.ReplaceKey(p.IdempotencyKey(tc.Window), hash)
 		opts.Mode = "overwrite"
 	}
 	res, err := pipeline.Run(ctx, p, opts)
-	var detail map[string]any
+	var out TaskOutput
 	if res != nil {
-		detail = map[string]any{"status": res.Status, "rows_written": res.RowsWritten, "idempotency_key": res.Key, "snapshot_id": res.SnapshotID}
+		out = TaskOutput{Status: res.Status, RowsWritten: res.RowsWritten, Key: res.Key, SnapshotID: res.SnapshotID}
 	}
 	if err != nil {
-		return false, detail, err
+		return out, err
 	}
-	return res.Status == pipeline.StatusSkippedDuplicate, detail, nil
+	out.Skipped = res.Status == pipeline.StatusSkippedDuplicate
+	return out, nil
 }

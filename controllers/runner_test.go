@@ -57,7 +57,7 @@ func chainWorkflow(t *testing.T, retries string) (string, *Workflow) {
 func statuses(res *Result) string {
 	var out []string
 	for _, t := range res.Tasks {
-		out = append(out, t.ID+"="+t.Status)
+		out = append(out, t.ID+"="+string(t.Status))
 	}
 	return strings.Join(out, " ")
 }
@@ -72,12 +72,12 @@ func TestMiddleOfTheChainFails(t *testing.T) {
 	if got := statuses(res); got != "a=succeeded b=failed c=upstream_failed d=succeeded" {
 		t.Fatalf("outcomes %s", got)
 	}
-	if res.ExitCode() != 1 || res.Status != Failed {
+	if res.ExitCode() != 1 || res.Status != v1.Failed {
 		t.Errorf("exit %d status %s, want 1 failed", res.ExitCode(), res.Status)
 	}
 	events, _, _ := ledger.Read(wf.Ledger)
 	last := LastRuns(events, wf.Name)[aug1.String()]
-	if !last.Finished || last.Tasks["b"] != Failed || last.Tasks["c"] != UpstreamFailed {
+	if !last.Finished || last.Tasks["b"] != v1.Failed || last.Tasks["c"] != v1.UpstreamFailed {
 		t.Errorf("ledger's last run %+v", last)
 	}
 	obs, err := Observe(ctx, wf)
@@ -85,7 +85,7 @@ func TestMiddleOfTheChainFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := reconcile.Plan(wf.Object(), []v1.LogicalWindow{aug1}, obs, reconcile.Options{})[0]
-	if plan.State != reconcile.Failed || plan.Action != reconcile.Resume {
+	if plan.State != v1.StateFailed || plan.Action != v1.ActionResume {
 		t.Errorf("plan %s/%s, want failed/resume", plan.State, plan.Action)
 	}
 	// Fix the cause and resume as the next attempt of the same run.
@@ -114,7 +114,7 @@ func TestRetriesWaitWithFullJitter(t *testing.T) {
 			b = tr
 		}
 	}
-	if b.Status != Failed || b.Attempts != 4 || len(waits) != 3 {
+	if b.Status != v1.Failed || b.Attempts != 4 || len(waits) != 3 {
 		t.Fatalf("b %+v after %d waits; want 4 attempts and 3 waits", b, len(waits))
 	}
 	for i, w := range waits {
@@ -201,16 +201,16 @@ func TestLastRunsKeepsWorkflowsApart(t *testing.T) {
 	}
 	events := []ledger.Event{
 		ev("a", "first", WorkflowStarted, nil),
-		ev("a", "first", TaskFinished, map[string]any{"task": "x", "status": Failed}),
+		ev("a", "first", TaskFinished, map[string]any{"task": "x", "status": v1.Failed}),
 		ev("a", "first", WorkflowFinished, nil),
 		ev("b", "second", WorkflowStarted, nil),
-		ev("b", "second", TaskFinished, map[string]any{"task": "y", "status": Succeeded}),
+		ev("b", "second", TaskFinished, map[string]any{"task": "y", "status": v1.Succeeded}),
 		ev("b", "second", WorkflowFinished, nil),
 	}
-	if got := LastRuns(events, "first")[aug1.String()]; got.RunID != "a" || got.Tasks["x"] != Failed {
+	if got := LastRuns(events, "first")[aug1.String()]; got.RunID != "a" || got.Tasks["x"] != v1.Failed {
 		t.Errorf("first's last run %+v", got)
 	}
-	if got := LastRuns(events, "second")[aug1.String()]; got.RunID != "b" || got.Tasks["y"] != Succeeded {
+	if got := LastRuns(events, "second")[aug1.String()]; got.RunID != "b" || got.Tasks["y"] != v1.Succeeded {
 		t.Errorf("second's last run %+v", got)
 	}
 }

@@ -3,8 +3,6 @@ package controllers
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/ldp-dev/ldp/internal/flock"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/internal/window"
 	"github.com/ldp-dev/ldp/reconcile"
 	"github.com/ldp-dev/ldp/schemas"
@@ -32,79 +29,10 @@ type Scheduled struct {
 	Problems []schemas.Problem
 }
 
-// DiscoverScheduled finds the scheduled files under dir with the contract's discovery rules. A
-// file with no schedule is left out without a word; a scheduled file that is not valid is kept,
-// with its problems, so it is reported rather than silently skipped.
+// DiscoverScheduled finds the scheduled files under dir: Discover with scheduledOnly.
 func DiscoverScheduled(dir string) ([]Scheduled, error) {
-	out, _, err := discoverScheduled(dir)
+	out, _, err := Discover([]string{dir}, true)
 	return out, err
-}
-
-// discoverScheduled is DiscoverScheduled that also returns the files it passed over for
-// their size, which may be specs.
-func discoverScheduled(dir string) ([]Scheduled, []specs.Skipped, error) {
-	cands, err := specs.Discover([]string{dir})
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []Scheduled
-	var skipped []specs.Skipped
-	for _, c := range cands {
-		if c.TooLarge {
-			skipped = append(skipped, specs.Skipped{Path: c.Path, Reason: fmt.Sprintf("larger than the %d-byte limit for spec files, so it is not read as one", v1.MaxSpecBytes)})
-			continue
-		}
-		data, err := os.ReadFile(c.Path)
-		if err != nil {
-			continue
-		}
-		r := schemas.Validate(data, c.Path)
-		if r.Doc == nil || !hasSchedule(r.Doc) {
-			continue
-		}
-		s := Scheduled{Path: c.Path}
-		if len(r.Problems) > 0 {
-			s.Problems = r.Problems
-			out = append(out, s)
-			continue
-		}
-		wf, err := LoadWorkflow(c.Path)
-		if err != nil {
-			var inv *specs.InvalidError
-			if errors.As(err, &inv) {
-				s.Problems = inv.Problems
-			} else {
-				s.Problems = []schemas.Problem{{File: c.Path, Line: 1, Column: 1, Message: err.Error()}}
-			}
-			out = append(out, s)
-			continue
-		}
-		s.WF = wf
-		if obj, err := specs.Read(c.Path); err == nil {
-			if w, ok := obj.(*v1.Workflow); ok {
-				s.Catchup = w.Metadata.Catchup
-				if w.Metadata.Start != "" {
-					if s.Start, err = window.ParseInstant(w.Metadata.Start, wf.Window.Location); err != nil {
-						return nil, nil, err
-					}
-				}
-			}
-		}
-		out = append(out, s)
-	}
-	return out, skipped, nil
-}
-
-func hasSchedule(doc map[string]any) bool {
-	md, _ := doc["metadata"].(map[string]any)
-	if s, ok := md["schedule"].(string); ok && s != "" {
-		return true
-	}
-	if k, _ := doc["kind"].(string); k == v1.KindWorkflow {
-		return false
-	}
-	w, _ := doc["when"].(string)
-	return cronx.ScheduleOfWhen(w) != ""
 }
 
 // WindowOfFire is the window a fire owns: with a window size, the last complete window of that
@@ -218,84 +146,41 @@ func (r *Runner) tickLocked(ctx context.Context, dir string, now time.Time, maxW
 }
 
 // TickFiles ticks scheduled files already discovered (ldp watch keeps the last valid version of
-// a file in force while it is broken). The caller holds the folder's lock.
+// a file in force while it is broken): one Reconcile of the windows due at now. The caller
+// holds the folder's lock.
 func (r *Runner) TickFiles(ctx context.Context, found []Scheduled, now time.Time, maxWindows int) *TickResult {
-	if maxWindows <= 0 {
-		maxWindows = 1000
-	}
-	res := &TickResult{Files: []FileTick{}}
-	code := 0
-	observer := new(Observer)
-	defer observer.Close()
-	for _, s := range found {
-		ft := FileTick{File: s.Path, Problems: s.Problems, Ran: []*Result{}}
-		if len(s.Problems) > 0 {
-			code = Worse(code, ldperr.ExitFailed)
-			res.Files = append(res.Files, ft)
-			continue
-		}
-		c, err := r.tickOne(ctx, observer, s, now, maxWindows, &ft)
-		if err != nil {
-			ft.Error = err.Error()
-			c = ldperr.ExitFailed
-		}
-		code = Worse(code, c)
-		res.Files = append(res.Files, ft)
-	}
-	res.ExitCode = code
+	res, _ := r.tick(ctx, found, now, maxWindows)
 	return res
 }
 
-func (r *Runner) tickOne(ctx context.Context, observer *Observer, s Scheduled, now time.Time, maxWindows int, ft *FileTick) (int, error) {
-	windows, err := DueWindows(s, now)
+// tick is TickFiles that also says when the next reconcile is due.
+func (r *Runner) tick(ctx context.Context, found []Scheduled, now time.Time, maxWindows int) (*TickResult, time.Duration) {
+	if found == nil {
+		found = []Scheduled{}
+	}
+	rec, err := (&Reconciler{Runner: r}).Reconcile(ctx, Request{Objects: found, Now: now, Due: true, MaxWindows: maxWindows})
 	if err != nil {
-		return 0, err
+		return &TickResult{Files: []FileTick{}, ExitCode: ldperr.ExitFailed}, 0
 	}
-	obs, err := observer.Observe(ctx, s.WF)
-	if err != nil {
-		return 0, err
+	res := &TickResult{Files: []FileTick{}}
+	for _, o := range rec.Objects {
+		ft := FileTick{File: o.File, Problems: o.Problems, Ran: o.Ran, Due: o.Due, Waiting: o.Waiting, Leased: o.Leased}
+		if ft.Ran == nil {
+			ft.Ran = []*Result{}
+		}
+		if o.Err != nil {
+			ft.Error = o.Err.Error()
+		}
+		res.Files = append(res.Files, ft)
 	}
-	code := 0
-	for _, wp := range reconcile.Plan(s.WF.Object(), windows, obs, reconcile.Options{}) {
-		if wp.Action == reconcile.Skip {
-			continue
-		}
-		ft.Due++
-		if len(ft.Ran) >= maxWindows || r.stopping() {
-			ft.Waiting++ // the next tick starts with the first window that is not done
-			continue
-		}
-		wp := wp
-		var lease *lake.Lease
-		if r.Leases != nil {
-			var done bool
-			if lease, done, err = r.leaseWindow(ctx, observer, s, &wp); err != nil {
-				return Worse(code, ldperr.ExitFailed), err
-			}
-			if lease == nil {
-				if !done {
-					ft.Leased++ // another process holds it
-				}
-				continue
-			}
-		}
-		o := RunOptions{Plan: &wp}
-		if wp.LastRun != nil && wp.State != reconcile.Published && !(wp.State == reconcile.Missing && allSucceeded(wp.LastRun)) {
-			o.RunID, o.Attempt = wp.LastRun.RunID, wp.LastRun.Attempt+1
-		}
-		stopRenew := r.renew(ctx, lease)
-		out := r.Run(ctx, s.WF, wp.Window, o)
-		stopRenew()
-		ft.Ran = append(ft.Ran, out)
-		code = Worse(code, out.ExitCode())
-	}
-	return code, nil
+	res.ExitCode = ExitCodeOf(rec.Outcome())
+	return res, rec.RequeueAfter
 }
 
 // leaseWindow takes the window's lease in the workflow's shared catalog. With the lease held,
 // it plans the window again (another process may have finished it since the plan was made):
 // a window now done is released, and done is true.
-func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Scheduled, wp *reconcile.WindowPlan) (*lake.Lease, bool, error) {
+func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Scheduled, wp *WindowPlan) (*lake.Lease, bool, error) {
 	cat, err := sharedCatalog(ctx, s.WF)
 	if err != nil {
 		return nil, false, err
@@ -311,8 +196,8 @@ func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Schedule
 		lease.Release(ctx)
 		return nil, false, err
 	}
-	again := reconcile.Plan(s.WF.Object(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{})
-	if len(again) == 1 && again[0].Action == reconcile.Skip {
+	again := reconcile.Plan(s.WF.Object(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now()})
+	if len(again) == 1 && !again[0].Runs() {
 		lease.Release(ctx)
 		return nil, true, nil
 	}
@@ -367,20 +252,6 @@ func sharedCatalog(ctx context.Context, wf *Workflow) (*lake.Catalog, error) {
 		cat.Close()
 	}
 	return nil, ldperr.Configf(wf.File, "leases need a catalog of type sql on PostgreSQL among the workflow's targets; without one, tick without --leases (the folder lock divides the work)")
-}
-
-// allSucceeded is a last run that succeeded: a window whose keys are gone after one starts a
-// run of its own.
-func allSucceeded(l *reconcile.LastRun) bool {
-	if !l.Finished {
-		return false
-	}
-	for _, s := range l.Tasks {
-		if s != Succeeded && s != Skipped {
-			return false
-		}
-	}
-	return true
 }
 
 // Worse folds two exit codes into the one that says more: 1 over 3 over 0.

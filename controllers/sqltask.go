@@ -13,7 +13,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/specs"
 )
 
-func init() { Register("sql", pipelineKind{}) }
+func init() { Register(v1.TaskSQL, pipelineKind{}) }
 
 // sqlPipeline is the pipeline a sql task runs as: its source is the query over its inputs
 // (format SQL), its identity the workflow's and the task's, its window the workflow's with the

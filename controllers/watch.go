@@ -39,6 +39,9 @@ type Watcher struct {
 	MetricsAddr string
 
 	known map[string]Scheduled
+	// requeueAt is when the last reconcile asked to come back: a window's retry or the next
+	// fire (on the wall clock: it is a timer).
+	requeueAt time.Time
 	// passedOver are the files already said to be too large to read as specs.
 	passedOver map[string]bool
 	metrics    watchMetrics
@@ -48,7 +51,7 @@ type Watcher struct {
 type watchMetrics struct {
 	mu          sync.Mutex
 	reconciles  int64
-	windows     map[string]int64
+	windows     map[WindowOutcome]int64
 	lastSuccess map[string]time.Time
 }
 
@@ -68,9 +71,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 		w.Log = slog.Default()
 	}
 	w.known = map[string]Scheduled{}
-	w.metrics.windows = map[string]int64{}
+	w.metrics.windows = map[WindowOutcome]int64{}
 	w.metrics.lastSuccess = map[string]time.Time{}
 	w.Runner.Stopping = w.stop.Load
+	// A window waiting for its retry comes back as the requeue, not as a sleep that would hold
+	// every other object and window.
+	w.Runner.NoWait = true
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -94,7 +100,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer resync.Stop()
 	var debounce <-chan time.Time
 	for {
+		var requeue <-chan time.Time
+		if d := time.Until(w.requeueAt); !w.requeueAt.IsZero() && d < w.Resync {
+			requeue = time.After(max(d, 0))
+		}
 		select {
+		case <-requeue:
+			w.reconcile(work, "requeue")
 		case <-ctx.Done():
 			w.stop.Store(true)
 			w.Log.Info("stopping", "dir", w.Dir)
@@ -164,7 +176,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) {
 		}
 		defer lock.Release()
 	}
-	found, skipped, err := discoverScheduled(w.Dir)
+	found, skipped, err := Discover([]string{w.Dir}, true)
 	if err != nil {
 		w.Log.Error("discover", "error", err.Error())
 		return
@@ -204,7 +216,11 @@ func (w *Watcher) reconcile(ctx context.Context, why string) {
 	}
 	w.known = current
 	sort.Slice(run, func(i, j int) bool { return run[i].Path < run[j].Path })
-	res := w.Runner.TickFiles(ctx, run, w.Now(), w.MaxWindows)
+	res, requeue := w.Runner.tick(ctx, run, w.Now(), w.MaxWindows)
+	w.requeueAt = time.Time{}
+	if requeue > 0 {
+		w.requeueAt = time.Now().Add(requeue)
+	}
 	w.record(res)
 	for _, f := range res.Files {
 		if f.Error != "" {

@@ -26,11 +26,19 @@ type Workflow struct {
 	Tasks     []v1.Task
 	Pipelines map[string]*v1.Pipeline
 	Ledger    string
+	// Catchup and Start are a workflow's: with catchup, a tick runs the window of every fire
+	// since start.
+	Catchup bool
+	Start   time.Time
 }
 
 // LoadWorkflow validates a workflow file (or a dataset config) and everything it names.
-func LoadWorkflow(path string) (*Workflow, error) {
-	obj, err := specs.Load(path)
+func LoadWorkflow(path string) (*Workflow, error) { return loadWorkflow(path, nil) }
+
+// loadWorkflow is LoadWorkflow of the file's bytes when data is not nil (discovery has read
+// them already).
+func loadWorkflow(path string, data []byte) (*Workflow, error) {
+	obj, err := specs.LoadBytes(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +48,12 @@ func LoadWorkflow(path string) (*Workflow, error) {
 			Tasks: o.Tasks, Pipelines: map[string]*v1.Pipeline{}, Ledger: ledger.PathFor(path)}
 		if wf.Window, err = window.SpecOf(o.Metadata.Window); err != nil {
 			return nil, err
+		}
+		wf.Catchup = o.Metadata.Catchup
+		if o.Metadata.Start != "" {
+			if wf.Start, err = window.ParseInstant(o.Metadata.Start, wf.Window.Location); err != nil {
+				return nil, &ldperr.ConfigError{File: path, Msg: "metadata.start", Err: err}
+			}
 		}
 		for _, t := range o.Tasks {
 			if t.SQL != nil {
@@ -86,7 +100,7 @@ func OneTask(p *v1.Pipeline) (*Workflow, error) {
 // TableOf is the pipeline whose Iceberg table task t publishes under a key (a load or a SQL
 // model), or nil.
 func (w *Workflow) TableOf(t v1.Task) *v1.Pipeline {
-	if p := w.Pipelines[t.ID]; (t.Kind() == "pipeline" || t.Kind() == "sql") && p != nil && p.IsIceberg() {
+	if p := w.Pipelines[t.ID]; (t.Kind() == v1.TaskPipeline || t.Kind() == v1.TaskSQL) && p != nil && p.IsIceberg() {
 		return p
 	}
 	return nil
@@ -96,8 +110,11 @@ func (w *Workflow) TableOf(t v1.Task) *v1.Pipeline {
 func (w *Workflow) Object() reconcile.Object {
 	obj := reconcile.Object{Name: w.Name, File: w.File}
 	for _, t := range w.Tasks {
-		rt := reconcile.Task{ID: t.ID, Kind: t.Kind(), DependsOn: t.DependsOn}
-		if p := w.TableOf(t); p != nil {
+		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn}
+		if k := kinds[t.Kind()]; k != nil {
+			rt.Evidence = k.Evidence(w, t)
+		}
+		if p := w.TableOf(t); p != nil && rt.Evidence == reconcile.ByKey {
 			rt.Target = p.TargetIdentity()
 			rt.Key = func(win v1.LogicalWindow) string { return p.IdempotencyKey(win) }
 		}
@@ -200,6 +217,30 @@ func OrderWarnings(w *Workflow) []string {
 				out = append(out, fmt.Sprintf("task %s reads %s, which task %s writes, but does not depend on it: add %q to its depends_on", t.ID, src[len("iceberg:"):], writer, writer))
 			}
 		}
+	}
+	return out
+}
+
+// OrderedTask is a task of a workflow in run order, with the key it publishes under for a
+// window ("" when no key vouches for it, or no window was given).
+type OrderedTask struct {
+	v1.Task
+	Key string
+}
+
+// RunOrder is the workflow's tasks in the order they run (reconcile's order).
+func (w *Workflow) RunOrder(win v1.LogicalWindow) []OrderedTask {
+	byID := map[string]v1.Task{}
+	for _, t := range w.Tasks {
+		byID[t.ID] = t
+	}
+	var out []OrderedTask
+	for _, rt := range reconcile.Order(w.Object().Tasks) {
+		ot := OrderedTask{Task: byID[rt.ID]}
+		if rt.Keyed() && !win.IsZero() {
+			ot.Key = rt.Key(win)
+		}
+		out = append(out, ot)
 	}
 	return out
 }

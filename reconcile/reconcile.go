@@ -1,21 +1,40 @@
 // Package reconcile is the pure core of ldp: it compares the windows an object should have
 // (desired) with what the keys on main and the run ledger say is done (observed), and plans
-// the difference, window by window and task by task. It does no I/O: everything it reads comes
-// in as values, so every state is table-tested, and ldp diff and ldp apply share this one plan.
+// the difference, window by window and task by task. Every decision of ldp about what to run
+// is here, once: a window's state, its action, whether it continues its last run (which run
+// and attempt), each task's action and reason, and how a run's task outcomes fold into the
+// run's. It does no I/O: everything it reads comes in as values, so every rule is
+// table-tested, and every entry point (diff, apply, tick, watch, backfill) shares this plan.
 package reconcile
 
 import (
 	"sort"
+	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
+// Evidence is what can vouch that a task's work for a window is done. A task kind says which
+// it has (controllers registers the kinds); planning never looks at a kind's name.
+type Evidence int
+
+const (
+	// ByKey: the task publishes under an idempotency key, and the key on main is proof.
+	ByKey Evidence = iota
+	// ByLastRun: nothing on main can vouch for the task (a dbt build, a file export): only
+	// its last run having succeeded says the window is done.
+	ByLastRun
+	// Nothing: the task's work is never "done" for a window (maintenance); it runs whenever
+	// its window runs and does not decide the window's state.
+	Nothing
+)
+
 // Task is what planning needs of a workflow task.
 type Task struct {
-	ID   string
-	Kind string // pipeline, maintain, dbt
-	// Key returns the idempotency key of the task for a window, or nil for a task no key can
-	// vouch for (maintain, dbt, a pipeline that writes a file).
+	ID string
+	// Evidence is what vouches for the task's work; ByKey needs Key and Target.
+	Evidence Evidence
+	// Key returns the idempotency key of the task for a window.
 	Key func(v1.LogicalWindow) string
 	// Target is the identity of the table whose main holds the task's keys.
 	Target    string
@@ -23,7 +42,7 @@ type Task struct {
 }
 
 // Keyed reports whether a key on main can vouch for the task's work.
-func (t Task) Keyed() bool { return t.Key != nil }
+func (t Task) Keyed() bool { return t.Evidence == ByKey && t.Key != nil }
 
 // Object is a workflow (a dataset config is a workflow of one task).
 type Object struct {
@@ -38,9 +57,55 @@ type LastRun struct {
 	Attempt int
 	// Finished is false for a run that never finished (killed, or still running).
 	Finished bool
-	// Tasks maps a task id to how its last attempt ended: succeeded, skipped, failed, blocked,
-	// upstream_failed. A task that did not run is absent.
-	Tasks map[string]string
+	// Tasks maps a task id to how its last attempt ended. A task that did not run is absent.
+	Tasks map[string]v1.Outcome
+	// RetryAt, when set, is when the run's failed task is due for its next attempt: the run
+	// ended without waiting for it (a watcher does not block on one window's backoff).
+	RetryAt time.Time
+}
+
+// Outcome folds the run's task outcomes: failed over blocked over succeeded (upstream_failed
+// follows from another task's outcome and decides nothing by itself). A run that never
+// finished, or in which no task ran, has no outcome ("").
+func (l LastRun) Outcome() v1.Outcome {
+	if !l.Finished || len(l.Tasks) == 0 {
+		return ""
+	}
+	outcomes := make([]v1.Outcome, 0, len(l.Tasks))
+	for _, o := range l.Tasks {
+		outcomes = append(outcomes, o)
+	}
+	return Fold(outcomes)
+}
+
+// Fold is the outcome of a run from the outcomes of its tasks: failed if one failed, else
+// blocked if one was held back by a data gate (or could not run because of one), else
+// succeeded. This is the one fold of outcomes: the run's status, a window's state and the
+// exit code of a command all come from it.
+func Fold(tasks []v1.Outcome) v1.Outcome {
+	out := v1.Succeeded
+	for _, o := range tasks {
+		switch o {
+		case v1.Failed:
+			return v1.Failed
+		case v1.Blocked:
+			out = v1.Blocked
+		}
+	}
+	return out
+}
+
+// Succeeded reports whether the run finished with every task of tasks done.
+func (l LastRun) succeeded(tasks []Task) bool {
+	if !l.Finished || len(l.Tasks) == 0 {
+		return false
+	}
+	for _, t := range tasks {
+		if !l.Tasks[t.ID].Done() {
+			return false
+		}
+	}
+	return true
 }
 
 // Observed is the state of the world a plan reads.
@@ -54,23 +119,6 @@ type Observed struct {
 // HasKey reports whether key is on the main branch of target.
 func (o Observed) HasKey(target, key string) bool { return o.Keys[target][key] }
 
-// Window states.
-const (
-	Published = "published"
-	Failed    = "failed"
-	Blocked   = "blocked"
-	Partial   = "partial"
-	Missing   = "missing"
-)
-
-// Actions on a window and on a task.
-const (
-	Skip    = "skip"
-	Run     = "run"
-	Resume  = "resume"
-	Replace = "replace"
-)
-
 // Reasons a task is skipped or run.
 const (
 	ReasonKeyOnMain  = "key on main"
@@ -78,14 +126,21 @@ const (
 	ReasonNoKey      = "no key can vouch for it: runs every time"
 	ReasonWindowDone = "window published"
 	ReasonReplace    = "replace"
+	ReasonRetryLater = "the window waits for its retry"
 )
 
 // TaskPlan is what happens to one task in one window.
 type TaskPlan struct {
-	ID     string `json:"id"`
-	Action string `json:"action"`
-	Reason string `json:"reason"`
-	Key    string `json:"idempotency_key,omitempty"`
+	ID     string    `json:"id"`
+	Action v1.Action `json:"action"`
+	Reason string    `json:"reason"`
+	Key    string    `json:"idempotency_key,omitempty"`
+}
+
+// RunRef names a run and the attempt of it that a window's next run is.
+type RunRef struct {
+	RunID   string
+	Attempt int
 }
 
 // WindowPlan is what happens to one window.
@@ -93,12 +148,17 @@ type WindowPlan struct {
 	Window v1.LogicalWindow `json:"-"`
 	Start  string           `json:"start"`
 	End    string           `json:"end"`
-	State  string           `json:"state"`
+	State  v1.WindowState   `json:"state"`
 	// Unfinished is set when the last run of the window stopped before it finished.
 	Unfinished bool `json:"unfinished,omitempty"`
-	// LastRun is the run a resume continues (as its next attempt).
-	LastRun *LastRun   `json:"-"`
-	Action  string     `json:"action"`
+	// LastRun is the window's last run, as the ledger tells it.
+	LastRun *LastRun `json:"-"`
+	// Continue, when set, is the run this window's run continues, as its next attempt: the
+	// attempt fences every older one. Nil starts a run of its own.
+	Continue *RunRef `json:"-"`
+	// RetryAt is when a waiting window's retry is due.
+	RetryAt time.Time  `json:"retry_at,omitzero"`
+	Action  v1.Action  `json:"action"`
 	Tasks   []TaskPlan `json:"tasks"`
 }
 
@@ -106,6 +166,11 @@ type WindowPlan struct {
 type Options struct {
 	// Replace runs every window again under its replace key.
 	Replace bool
+	// Fresh runs every window as a run of its own, never as the next attempt of its last run
+	// (a backfill's rule: it does not carry a failed run on).
+	Fresh bool
+	// Now is when the plan is made: a window whose retry is due later waits.
+	Now time.Time
 }
 
 // Plan decides, for each desired window of obj, its state and what to do. Windows come out
@@ -123,91 +188,119 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 			wp.LastRun = &l
 			wp.Unfinished = !last.Finished
 		}
-		wp.State = state(order, w, obs, last, ran)
-		switch {
-		case opts.Replace:
-			wp.Action = Replace
-		case wp.State == Published:
-			wp.Action = Skip
-		case wp.State == Missing && !wp.Unfinished:
-			wp.Action = Run
-		default:
-			wp.Action = Resume
+		wp.State = State(order, w, obs, wp.LastRun)
+		wp.Action = WindowAction(wp.State, wp.Unfinished, opts)
+		if wp.Action == v1.ActionResume && RetryPending(wp.LastRun, opts.Now) {
+			wp.Action, wp.RetryAt = v1.ActionWait, wp.LastRun.RetryAt
 		}
+		wp.Continue = Continues(wp.Action, wp.LastRun, opts)
 		for _, t := range order {
-			tp := TaskPlan{ID: t.ID}
-			if t.Keyed() {
-				tp.Key = t.Key(w)
-			}
-			switch {
-			case wp.Action == Skip:
-				tp.Action, tp.Reason = Skip, ReasonWindowDone
-			case wp.Action == Replace:
-				tp.Action, tp.Reason = Run, ReasonReplace
-			case t.Keyed() && obs.HasKey(t.Target, tp.Key):
-				tp.Action, tp.Reason = Skip, ReasonKeyOnMain
-			case t.Keyed():
-				tp.Action, tp.Reason = Run, ReasonNotDone
-			default:
-				tp.Action, tp.Reason = Run, ReasonNoKey
-			}
-			wp.Tasks = append(wp.Tasks, tp)
+			wp.Tasks = append(wp.Tasks, TaskAction(t, w, wp.Action, obs))
 		}
 		out = append(out, wp)
 	}
 	return out
 }
 
-// state applies the contract's rules: published when every keyed task has its key on main and,
-// if any task (but maintain) has no key, the last run succeeded for every task; otherwise failed
-// or blocked by the last run's outcome, partial when some keys are on main, else missing. A run
-// that stopped before every task ran decides nothing: the keys do.
-func state(tasks []Task, w v1.LogicalWindow, obs Observed, last LastRun, ran bool) string {
-	keyed, onMain, unvouched := 0, 0, false
+// WindowAction is what to do with a window in state: a published window is skipped, a
+// missing one runs, any other (failed, blocked, partial, or a run that never finished) resumes;
+// Replace runs every window again.
+func WindowAction(state v1.WindowState, unfinished bool, opts Options) v1.Action {
+	switch {
+	case opts.Replace:
+		return v1.ActionReplace
+	case state == v1.StatePublished:
+		return v1.ActionSkip
+	case state == v1.StateMissing && !unfinished:
+		return v1.ActionRun
+	}
+	return v1.ActionResume
+}
+
+// RetryPending reports whether the last run waits for a retry that is not due at now.
+func RetryPending(last *LastRun, now time.Time) bool {
+	return last != nil && !last.RetryAt.IsZero() && !now.IsZero() && now.Before(last.RetryAt)
+}
+
+// NextRetry is the earliest retry that the plans wait for, and whether there is one.
+func NextRetry(plans []WindowPlan) (time.Time, bool) {
+	var next time.Time
+	for _, p := range plans {
+		if p.Action == v1.ActionWait && (next.IsZero() || p.RetryAt.Before(next)) {
+			next = p.RetryAt
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// Continues is the one resume rule: a window that resumes continues its last run as that
+// run's next attempt (same run id, attempt + 1), unless the plan is Fresh. Every other window
+// starts a run of its own.
+func Continues(action v1.Action, last *LastRun, opts Options) *RunRef {
+	if (action != v1.ActionResume && action != v1.ActionWait) || last == nil || last.RunID == "" || opts.Fresh {
+		return nil
+	}
+	return &RunRef{RunID: last.RunID, Attempt: max(last.Attempt, 1) + 1}
+}
+
+// TaskAction is what happens to task t in window w when the window's action is action.
+func TaskAction(t Task, w v1.LogicalWindow, action v1.Action, obs Observed) TaskPlan {
+	tp := TaskPlan{ID: t.ID}
+	if t.Keyed() {
+		tp.Key = t.Key(w)
+	}
+	switch {
+	case action == v1.ActionSkip:
+		tp.Action, tp.Reason = v1.ActionSkip, ReasonWindowDone
+	case action == v1.ActionWait:
+		tp.Action, tp.Reason = v1.ActionSkip, ReasonRetryLater
+	case action == v1.ActionReplace:
+		tp.Action, tp.Reason = v1.ActionRun, ReasonReplace
+	case t.Keyed() && obs.HasKey(t.Target, tp.Key):
+		tp.Action, tp.Reason = v1.ActionSkip, ReasonKeyOnMain
+	case t.Keyed():
+		tp.Action, tp.Reason = v1.ActionRun, ReasonNotDone
+	default:
+		tp.Action, tp.Reason = v1.ActionRun, ReasonNoKey
+	}
+	return tp
+}
+
+// State applies the contract's rules: published when every keyed task has its key on main and,
+// if a task can only be vouched for by its last run, the last run succeeded for every task;
+// otherwise failed or blocked by the last run's outcome, partial when some keys are on main,
+// else missing. A run that stopped before every task ran decides nothing: the keys do.
+func State(tasks []Task, w v1.LogicalWindow, obs Observed, last *LastRun) v1.WindowState {
+	keyed, onMain, byRun := 0, 0, false
 	for _, t := range tasks {
-		if !t.Keyed() {
-			if t.Kind != "maintain" {
-				unvouched = true
+		switch {
+		case t.Keyed():
+			keyed++
+			if obs.HasKey(t.Target, t.Key(w)) {
+				onMain++
 			}
-			continue
-		}
-		keyed++
-		if obs.HasKey(t.Target, t.Key(w)) {
-			onMain++
+		case t.Evidence == ByLastRun:
+			byRun = true
 		}
 	}
-	lastSucceeded := ran && last.Finished && len(last.Tasks) > 0
-	if ran && last.Finished {
-		for _, t := range tasks {
-			if s := last.Tasks[t.ID]; s != "succeeded" && s != "skipped" {
-				lastSucceeded = false
-			}
-		}
+	var run LastRun
+	if last != nil {
+		run = *last
 	}
-	if keyed == onMain && (keyed > 0 || lastSucceeded) && (!unvouched || lastSucceeded) {
-		return Published
+	succeeded := run.succeeded(tasks)
+	if keyed == onMain && (keyed > 0 || succeeded) && (!byRun || succeeded) {
+		return v1.StatePublished
 	}
-	if ran && last.Finished {
-		failed, blocked := false, false
-		for _, s := range last.Tasks {
-			switch s {
-			case "failed": // upstream_failed follows from another task's outcome
-				failed = true
-			case "blocked":
-				blocked = true
-			}
-		}
-		if failed {
-			return Failed
-		}
-		if blocked {
-			return Blocked
-		}
+	switch run.Outcome() {
+	case v1.Failed:
+		return v1.StateFailed
+	case v1.Blocked:
+		return v1.StateBlocked
 	}
 	if onMain > 0 {
-		return Partial
+		return v1.StatePartial
 	}
-	return Missing
+	return v1.StateMissing
 }
 
 // Order sorts tasks topologically; tasks that nothing orders keep their file order. A cycle
@@ -250,12 +343,15 @@ func Order(tasks []Task) []Task {
 	return out
 }
 
-// Pending reports whether a plan would run anything.
+// Pending reports whether a plan would run anything now.
 func Pending(plans []WindowPlan) bool {
 	for _, p := range plans {
-		if p.Action != Skip {
+		if p.Runs() {
 			return true
 		}
 	}
 	return false
 }
+
+// Runs reports whether the window runs now: it is neither done nor waiting for a retry.
+func (p WindowPlan) Runs() bool { return p.Action != v1.ActionSkip && p.Action != v1.ActionWait }

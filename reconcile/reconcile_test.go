@@ -14,12 +14,30 @@ var (
 )
 
 func keyed(id, target string, deps ...string) Task {
-	return Task{ID: id, Kind: "pipeline", Target: target, DependsOn: deps, Key: func(w v1.LogicalWindow) string { return id + "@" + w.String() }}
+	return Task{ID: id, Evidence: ByKey, Target: target, DependsOn: deps, Key: func(w v1.LogicalWindow) string { return id + "@" + w.String() }}
 }
 
-func unkeyed(id, kind string, deps ...string) Task {
-	return Task{ID: id, Kind: kind, DependsOn: deps}
+func unkeyed(id string, e Evidence, deps ...string) Task {
+	return Task{ID: id, Evidence: e, DependsOn: deps}
 }
+
+// Outcomes and states, short, for the tables.
+const (
+	succeeded      = v1.Succeeded
+	skipped        = v1.Skipped
+	failed         = v1.Failed
+	blocked        = v1.Blocked
+	upstreamFailed = v1.UpstreamFailed
+	Missing        = v1.StateMissing
+	Published      = v1.StatePublished
+	Partial        = v1.StatePartial
+	Failed         = v1.StateFailed
+	Blocked        = v1.StateBlocked
+	Run            = v1.ActionRun
+	Skip           = v1.ActionSkip
+	Resume         = v1.ActionResume
+	Replace        = v1.ActionReplace
+)
 
 func keysOf(pairs ...string) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
@@ -34,13 +52,13 @@ func keysOf(pairs ...string) map[string]map[string]bool {
 
 func TestPlanStates(t *testing.T) {
 	two := Object{Name: "w", Tasks: []Task{keyed("orders", "t:orders"), keyed("customers", "t:customers")}}
-	withExport := Object{Name: "w", Tasks: []Task{keyed("orders", "t:orders"), unkeyed("export", "pipeline", "orders")}}
-	withMaintain := Object{Name: "w", Tasks: []Task{keyed("orders", "t:orders"), unkeyed("tidy", "maintain", "orders")}}
+	withExport := Object{Name: "w", Tasks: []Task{keyed("orders", "t:orders"), unkeyed("export", ByLastRun, "orders")}}
+	withMaintain := Object{Name: "w", Tasks: []Task{keyed("orders", "t:orders"), unkeyed("tidy", Nothing, "orders")}}
 	k := func(id string) string { return id + "@" + d1.String() }
-	ok := func(tasks ...string) map[string]string {
-		m := map[string]string{}
+	ok := func(tasks ...string) map[string]v1.Outcome {
+		m := map[string]v1.Outcome{}
 		for i := 0; i < len(tasks); i += 2 {
-			m[tasks[i]] = tasks[i+1]
+			m[tasks[i]] = v1.Outcome(tasks[i+1])
 		}
 		return m
 	}
@@ -49,8 +67,8 @@ func TestPlanStates(t *testing.T) {
 		obj        Object
 		keys       map[string]map[string]bool
 		last       *LastRun
-		state      string
-		action     string
+		state      v1.WindowState
+		action     v1.Action
 		tasks      string // id:action, in run order
 		unfinished bool
 	}{
@@ -76,7 +94,7 @@ func TestPlanStates(t *testing.T) {
 			p := Plan(c.obj, []v1.LogicalWindow{d1}, obs, Options{})[0]
 			var tasks []string
 			for _, tp := range p.Tasks {
-				tasks = append(tasks, tp.ID+":"+tp.Action)
+				tasks = append(tasks, tp.ID+":"+string(tp.Action))
 			}
 			if p.State != c.state || p.Action != c.action || strings.Join(tasks, " ") != c.tasks || p.Unfinished != c.unfinished {
 				t.Errorf("got %s/%s [%s] unfinished=%v; want %s/%s [%s] unfinished=%v",
@@ -87,7 +105,7 @@ func TestPlanStates(t *testing.T) {
 }
 
 func TestPlanReplaceAndOrder(t *testing.T) {
-	obj := Object{Tasks: []Task{keyed("b", "t:b", "a"), keyed("c", "t:c"), keyed("a", "t:a"), unkeyed("d", "dbt", "b")}}
+	obj := Object{Tasks: []Task{keyed("b", "t:b", "a"), keyed("c", "t:c"), keyed("a", "t:a"), unkeyed("d", ByLastRun, "b")}}
 	obs := Observed{Keys: keysOf("t:a", "a@"+d2.String())}
 	plans := Plan(obj, []v1.LogicalWindow{d2, d1}, obs, Options{})
 	if plans[0].Window != d1 || plans[1].Window != d2 {
@@ -109,5 +127,70 @@ func TestPlanReplaceAndOrder(t *testing.T) {
 	}
 	if !Pending(plans) || Pending(nil) {
 		t.Error("Pending is wrong")
+	}
+}
+
+// TestResumeRule is the one rule of whether a window's run continues its last run: only a
+// window that resumes does, as the next attempt of that run, and never in a fresh plan (a
+// backfill).
+func TestResumeRule(t *testing.T) {
+	last := &LastRun{RunID: "r1", Attempt: 2, Finished: true}
+	cases := []struct {
+		name   string
+		action v1.Action
+		last   *LastRun
+		opts   Options
+		want   *RunRef
+	}{
+		{"a resume continues its run", Resume, last, Options{}, &RunRef{RunID: "r1", Attempt: 3}},
+		{"an attempt 0 counts as 1", Resume, &LastRun{RunID: "r0"}, Options{}, &RunRef{RunID: "r0", Attempt: 2}},
+		{"a fresh plan never does", Resume, last, Options{Fresh: true}, nil},
+		{"a new run does not", Run, last, Options{}, nil},
+		{"a replace does not", Replace, last, Options{}, nil},
+		{"a skip does not", Skip, last, Options{}, nil},
+		{"nothing to continue", Resume, nil, Options{}, nil},
+		{"a run without an id", Resume, &LastRun{Attempt: 1}, Options{}, nil},
+	}
+	for _, c := range cases {
+		got := Continues(c.action, c.last, c.opts)
+		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	// Through Plan: a failed window resumes as attempt 3 of r1; in a fresh plan, as a new run.
+	obj := Object{Tasks: []Task{keyed("orders", "t:orders")}}
+	obs := Observed{LastRuns: map[string]LastRun{d1.String(): {RunID: "r1", Attempt: 2, Finished: true, Tasks: map[string]v1.Outcome{"orders": failed}}}}
+	if p := Plan(obj, []v1.LogicalWindow{d1}, obs, Options{})[0]; p.Action != Resume || p.Continue == nil || *p.Continue != (RunRef{RunID: "r1", Attempt: 3}) {
+		t.Errorf("plan of a failed window: %s %+v", p.Action, p.Continue)
+	}
+	if p := Plan(obj, []v1.LogicalWindow{d1}, obs, Options{Fresh: true})[0]; p.Continue != nil {
+		t.Errorf("a fresh plan continues %+v", p.Continue)
+	}
+}
+
+// TestFold is the one fold of task outcomes into a run's: failed over blocked over succeeded.
+func TestFold(t *testing.T) {
+	cases := []struct {
+		tasks []v1.Outcome
+		want  v1.Outcome
+	}{
+		{nil, succeeded},
+		{[]v1.Outcome{succeeded, skipped}, succeeded},
+		{[]v1.Outcome{skipped}, succeeded},
+		{[]v1.Outcome{blocked, upstreamFailed}, blocked},
+		{[]v1.Outcome{succeeded, blocked, failed}, failed},
+		{[]v1.Outcome{failed, upstreamFailed}, failed},
+		{[]v1.Outcome{upstreamFailed}, succeeded},
+	}
+	for _, c := range cases {
+		if got := Fold(c.tasks); got != c.want {
+			t.Errorf("Fold(%v) = %s, want %s", c.tasks, got, c.want)
+		}
+	}
+	if o := (LastRun{Finished: false, Tasks: map[string]v1.Outcome{"a": failed}}).Outcome(); o != "" {
+		t.Errorf("an unfinished run has outcome %q, want none", o)
+	}
+	if o := (LastRun{Finished: true, Tasks: map[string]v1.Outcome{"a": succeeded, "b": blocked}}).Outcome(); o != blocked {
+		t.Errorf("a finished run's outcome %q, want blocked", o)
 	}
 }

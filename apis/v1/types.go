@@ -308,16 +308,16 @@ type Task struct {
 }
 
 // Kind names the one kind the task has.
-func (t Task) Kind() string {
+func (t Task) Kind() TaskKind {
 	switch {
 	case t.Pipeline != "":
-		return "pipeline"
+		return TaskPipeline
 	case t.Maintain != nil:
-		return "maintain"
+		return TaskMaintain
 	case t.Dbt != nil:
-		return "dbt"
+		return TaskDbt
 	case t.SQL != nil:
-		return "sql"
+		return TaskSQL
 	}
 	return ""
 }

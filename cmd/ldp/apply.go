@@ -8,7 +8,6 @@ import (
 
 	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/reconcile"
 )
 
 func newApplyCmd(s *streams) *cobra.Command {
@@ -30,38 +29,27 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
   ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plans, bad, err := f.plan(cmd, "apply")
+			req, err := f.request(cmd, "apply")
+			if err != nil {
+				return err
+			}
+			req.DryRun = dryRun
+			var results []*controllers.Result
+			req.OnRun = func(_ controllers.ObjectResult, res *controllers.Result) {
+				results = append(results, res)
+				if !f.json {
+					printResult(s, res)
+				}
+			}
+			res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Reconcile(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
 			if dryRun {
-				if printPlans(s.Out, plans) == 0 {
+				if printPlans(s.Out, plansOf(res)) == 0 {
 					fmt.Fprintln(s.Out, "nothing to do: every window is done")
 				}
-				return bad
-			}
-			runner := runnerFor(s)
-			var results []*controllers.Result
-			code, ran := 0, 0
-			for _, op := range plans {
-				for i := range op.Windows {
-					wp := &op.Windows[i]
-					if wp.Action == reconcile.Skip {
-						continue
-					}
-					ran++
-					o := controllers.RunOptions{Plan: wp, Replace: wp.Action == reconcile.Replace}
-					if wp.Action == reconcile.Resume && wp.LastRun != nil {
-						// A resume is the next attempt of the same run: it fences every older one.
-						o.RunID, o.Attempt = wp.LastRun.RunID, wp.LastRun.Attempt+1
-					}
-					res := runner.Run(cmd.Context(), op.WF, wp.Window, o)
-					results = append(results, res)
-					code = controllers.Worse(code, res.ExitCode())
-					if !f.json {
-						printResult(s, res)
-					}
-				}
+				return badObjects(res)
 			}
 			if f.json {
 				if results == nil {
@@ -70,13 +58,13 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 				if err := writeJSON(s.Out, results); err != nil {
 					return err
 				}
-			} else if ran == 0 {
+			} else if len(results) == 0 {
 				fmt.Fprintln(s.Out, "nothing to do: every window is done")
 			}
-			if bad != nil {
+			if bad := badObjects(res); bad != nil {
 				return bad
 			}
-			if code != 0 {
+			if code := controllers.ExitCodeOf(res.Outcome()); code != 0 {
 				return ldperr.Silent(code)
 			}
 			return nil

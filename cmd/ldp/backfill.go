@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,7 +61,7 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 			case asJSON || o.DryRun:
 			case isTerminal(s.Out):
 				bar := newProgress(s.Out)
-				o.OnWindow = func(done, total int, w controllers.BackfillWindow) { bar.update(done, total, w.Outcome) }
+				o.OnWindow = func(done, total int, w controllers.BackfillWindow) { bar.update(done, total, string(w.Outcome)) }
 			default:
 				o.OnWindow = func(done, total int, w controllers.BackfillWindow) {
 					fmt.Fprintf(s.Out, "[%d/%d] %s/%s  %s -> %s\n", done, total, w.Start, w.End, w.State, w.Outcome)
@@ -102,12 +102,12 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 	return cmd
 }
 
-func counts(m map[string]int) string {
-	var keys []string
+func counts[K ~string](m map[K]int) string {
+	var keys []K
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	var parts []string
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))

@@ -56,17 +56,17 @@ dbt's own output goes to standard error.`, dbt.ConfigFile, command, what),
 				}
 			}
 			project := args[0]
-			skipped, detail, err := runnerFor(s).BuildDbt(cmd.Context(), controllers.DbtBuild{Project: project, Command: command,
+			detail, err := runnerFor(s).BuildDbt(cmd.Context(), controllers.DbtBuild{Project: project, Command: command,
 				Select: sel, Exclude: excl, Bin: bin, Window: w, RunID: uuid.Must(uuid.NewV7()).String(), Attempt: 1,
 				Ledger: ledger.PathFor(filepath.Join(project, dbt.ConfigFile))})
-			status := controllers.Succeeded
+			status := string(v1.Succeeded)
 			switch {
-			case skipped:
-				status = controllers.Skipped
+			case detail.Skipped:
+				status = string(v1.Skipped)
 			case err != nil && ldperr.IsDataGate(err):
 				status = dbt.BlockedQuality
 			case err != nil:
-				status = controllers.Failed
+				status = string(v1.Failed)
 			}
 			if asJSON {
 				out := map[string]any{"project": project, "command": command, "logical_window": w.String(), "status": status, "detail": detail}
@@ -85,8 +85,8 @@ dbt's own output goes to standard error.`, dbt.ConfigFile, command, what),
 				return err
 			}
 			fmt.Fprintf(s.Out, "dbt %s %s: %s", command, project, status)
-			if pub, _ := detail["published"].([]string); len(pub) > 0 {
-				fmt.Fprintf(s.Out, ", published %v", pub)
+			if len(detail.Published) > 0 {
+				fmt.Fprintf(s.Out, ", published %v", detail.Published)
 			}
 			fmt.Fprintln(s.Out)
 			return nil

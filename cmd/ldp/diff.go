@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
@@ -28,34 +29,30 @@ run, 1 an error.`,
   ldp diff -f workflow.json --from 2026-08-01 --to 2026-09-01 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plans, bad, err := f.plan(cmd, "diff")
+			req, err := f.request(cmd, "diff")
 			if err != nil {
 				return err
 			}
-			pending := 0
+			req.DryRun = true
+			res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Reconcile(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			plans := plansOf(res)
+			pending := res.Pending()
 			if f.json {
-				for _, p := range plans {
-					for _, w := range p.Windows {
-						if w.Action != "skip" {
-							pending++
-						}
-					}
-				}
-				if plans == nil {
-					plans = []objectPlan{}
-				}
 				if err := writeJSON(s.Out, plans); err != nil {
 					return err
 				}
 			} else {
-				pending = printPlans(s.Out, plans)
+				printPlans(s.Out, plans)
 				if pending == 0 {
 					fmt.Fprintln(s.Out, "nothing to do: every window is done")
 				} else {
 					fmt.Fprintf(s.Out, "%d %s would run\n", pending, plural(pending, "window", "windows"))
 				}
 			}
-			if bad != nil {
+			if bad := badObjects(res); bad != nil {
 				return bad
 			}
 			if pending > 0 {

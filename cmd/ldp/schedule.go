@@ -12,13 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/internal/ledger"
-	"github.com/ldp-dev/ldp/internal/specs"
-	"github.com/ldp-dev/ldp/reconcile"
 )
 
 func newScheduleCmd(s *streams) *cobra.Command {
@@ -172,88 +167,40 @@ It takes no lock and writes nothing.`,
 
 func listOne(cmd *cobra.Command, s *streams, sc controllers.Scheduled, t time.Time, maxWindows int) error {
 	wf := sc.WF
-	kind := v1.KindWorkflow
-	if obj, err := specs.Read(sc.Path); err == nil {
-		kind = obj.ObjectKind()
+	st, err := controllers.StatusOf(cmd.Context(), sc, t, maxWindows)
+	if err != nil {
+		return err
 	}
-	size := wf.Size()
+	size := st.Size
 	if size == "" {
 		size = "(interval between fires)"
 	}
-	fmt.Fprintf(s.Out, "%s: %s, schedule %q in %s, window %s, catchup %t\n", displayPath(sc.Path), kind, wf.Schedule, wf.Window.Location, size, sc.Catchup)
-	spec, err := cronx.Parse(wf.Schedule)
-	if err != nil {
-		return err
+	fmt.Fprintf(s.Out, "%s: %s, schedule %q in %s, window %s, catchup %t\n", displayPath(sc.Path), st.Kind, wf.Schedule, wf.Window.Location, size, sc.Catchup)
+	if !st.NextFire.IsZero() {
+		fmt.Fprintf(s.Out, "  next fire   %s (%s local)\n", st.NextFire.UTC().Format(time.RFC3339), st.NextFire.Local().Format("2006-01-02 15:04 MST"))
 	}
-	if next, err := cronx.Next(spec, t, wf.Window.Location); err == nil {
-		fmt.Fprintf(s.Out, "  next fire   %s (%s local)\n", next.UTC().Format(time.RFC3339), next.Local().Format("2006-01-02 15:04 MST"))
-	}
-	events, _, _ := ledger.Read(wf.Ledger)
-	last := controllers.LastRuns(events, wf.Name)
-	var lastWin string
-	for w := range last {
-		if w > lastWin {
-			lastWin = w
-		}
-	}
-	if lastWin != "" {
-		fmt.Fprintf(s.Out, "  last run    %s %s\n", lastWin, howEnded(last[lastWin], wf))
+	if st.LastWindow != "" {
+		fmt.Fprintf(s.Out, "  last run    %s %s\n", st.LastWindow, st.LastEnded)
 	} else {
 		fmt.Fprintln(s.Out, "  last run    none in the ledger")
 	}
-	due, err := controllers.DueWindows(sc, t)
-	if err != nil {
-		return err
-	}
-	obs, err := controllers.Observe(cmd.Context(), wf)
-	if err != nil {
-		return err
-	}
-	var dueNot []string
-	for _, p := range reconcile.Plan(wf.Object(), due, obs, reconcile.Options{}) {
-		if p.Action != reconcile.Skip {
-			dueNot = append(dueNot, p.Start+"/"+p.End)
-		}
-	}
-	if len(dueNot) == 0 {
+	if len(st.Due) == 0 {
 		fmt.Fprintln(s.Out, "  due         none: every due window is done")
 	} else {
-		fmt.Fprintf(s.Out, "  due         %s\n", strings.Join(dueNot, ", "))
+		var due []string
+		for _, p := range st.Due {
+			due = append(due, p.Start+"/"+p.End)
+		}
+		fmt.Fprintf(s.Out, "  due         %s\n", strings.Join(due, ", "))
 	}
 	if sc.Catchup {
 		return nil
 	}
-	// Missed: windows of fires since start (or the first window the ledger holds) that are not
-	// done and that the next tick will not run, because catch-up is off.
-	from := sc.Start
-	if from.IsZero() {
-		for w := range last {
-			if st, err := time.Parse(time.RFC3339, strings.SplitN(w, "/", 2)[0]); err == nil && (from.IsZero() || st.Before(from)) {
-				from = st
-			}
-		}
-	}
-	if from.IsZero() {
-		return nil
-	}
-	c := sc
-	c.Catchup, c.Start = true, from
-	all, err := controllers.DueWindows(c, t)
-	if err != nil {
-		return err
-	}
-	dueSet := map[string]bool{}
-	for _, w := range due {
-		dueSet[w.String()] = true
-	}
-	var missed []reconcile.WindowPlan
-	for _, p := range reconcile.Plan(wf.Object(), all, obs, reconcile.Options{}) {
-		if p.Action != reconcile.Skip && !dueSet[p.Window.String()] && len(missed) < maxWindows {
-			missed = append(missed, p)
-		}
-	}
+	missed := st.Missed
 	if len(missed) == 0 {
-		fmt.Fprintln(s.Out, "  missed      none")
+		if !sc.Start.IsZero() || st.LastWindow != "" {
+			fmt.Fprintln(s.Out, "  missed      none")
+		}
 		return nil
 	}
 	fmt.Fprintf(s.Out, "  missed      %d %s, oldest first: %s\n", len(missed), plural(len(missed), "window", "windows"), missed[0].Start+"/"+missed[0].End)
@@ -265,27 +212,6 @@ func listOne(cmd *cobra.Command, s *streams, sc controllers.Scheduled, t time.Ti
 		fmt.Fprintf(s.Out, "  fill with   ldp workflow run %s --window %s/%s\n", displayPath(sc.Path), m.Start, m.End)
 	}
 	return nil
-}
-
-// howEnded says how a window's last run ended: succeeded, failed, blocked, incomplete (it
-// stopped before every task ran) or unfinished (it never finished).
-func howEnded(l reconcile.LastRun, wf *controllers.Workflow) string {
-	if !l.Finished {
-		return "unfinished"
-	}
-	if len(l.Tasks) < len(wf.Tasks) {
-		return "incomplete"
-	}
-	out := "succeeded"
-	for _, st := range l.Tasks {
-		switch st {
-		case controllers.Failed:
-			return "failed"
-		case controllers.Blocked:
-			out = "blocked"
-		}
-	}
-	return out
 }
 
 func newInstallCmd(s *streams) *cobra.Command {

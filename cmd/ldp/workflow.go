@@ -12,7 +12,6 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/window"
-	"github.com/ldp-dev/ldp/reconcile"
 )
 
 func newWorkflowCmd(s *streams) *cobra.Command {
@@ -25,10 +24,10 @@ func newWorkflowCmd(s *streams) *cobra.Command {
 }
 
 type taskLine struct {
-	ID        string   `json:"id"`
-	Kind      string   `json:"kind"`
-	DependsOn []string `json:"depends_on,omitempty"`
-	Key       string   `json:"idempotency_key,omitempty"`
+	ID        string      `json:"id"`
+	Kind      v1.TaskKind `json:"kind"`
+	DependsOn []string    `json:"depends_on,omitempty"`
+	Key       string      `json:"idempotency_key,omitempty"`
 	// Fingerprint and Vars are a dbt task's: what decides whether a build runs again.
 	Fingerprint string         `json:"fingerprint,omitempty"`
 	Vars        map[string]any `json:"vars,omitempty"`
@@ -61,12 +60,8 @@ Exit status: 0 valid, 1 invalid.`,
 				}
 			}
 			var lines []taskLine
-			for _, t := range reconcile.Order(wf.Object().Tasks) {
-				l := taskLine{ID: t.ID, Kind: t.Kind, DependsOn: t.DependsOn}
-				if t.Keyed() && !w.IsZero() {
-					l.Key = t.Key(w)
-				}
-				lines = append(lines, l)
+			for _, t := range wf.RunOrder(w) {
+				lines = append(lines, taskLine{ID: t.ID, Kind: t.Kind(), DependsOn: t.DependsOn, Key: t.Key})
 			}
 			warns := controllers.OrderWarnings(wf)
 			for i, l := range lines {
@@ -83,7 +78,7 @@ Exit status: 0 valid, 1 invalid.`,
 				}
 			}
 			for _, t := range wf.Tasks {
-				if t.Kind() != "sql" {
+				if t.Kind() != v1.TaskSQL {
 					continue
 				}
 				missing, err := pipeline.CheckModel(cmd.Context(), wf.Pipelines[t.ID], w)

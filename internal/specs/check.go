@@ -57,6 +57,9 @@ func (r *Report) Invalid() int {
 
 // Checker checks files, each once, following workflow tasks into the files they name.
 type Checker struct {
+	// given are bytes a caller read already, by path: they are checked instead of reading
+	// the file again.
+	given   map[string][]byte
 	results map[string]*FileResult
 	order   []string
 	skipped []Skipped
@@ -112,10 +115,13 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 	res := &FileResult{Path: path}
 	c.results[path] = res
 	c.order = append(c.order, path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		res.Problems = append(res.Problems, schemas.Problem{File: path, Line: 1, Column: 1, Message: "cannot read: " + err.Error()})
-		return res, nil
+	data, ok := c.given[path]
+	if !ok {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			res.Problems = append(res.Problems, schemas.Problem{File: path, Line: 1, Column: 1, Message: "cannot read: " + err.Error()})
+			return res, nil
+		}
 	}
 	res.data = data
 	r := schemas.Validate(data, path)
@@ -253,8 +259,14 @@ func (c *Checker) report() *Report {
 // Load is the loader: it reads the file at path once, checks it (and the files its tasks
 // name), and decodes it. Any problem makes it a ConfigError that lists every problem, so a
 // command never runs a spec that ldp validate would reject.
-func Load(path string) (v1.Object, error) {
-	c := &Checker{results: map[string]*FileResult{}}
+func Load(path string) (v1.Object, error) { return LoadBytes(path, nil) }
+
+// LoadBytes is Load of the file's bytes when data is not nil (a caller that has read them).
+func LoadBytes(path string, data []byte) (v1.Object, error) {
+	c := &Checker{results: map[string]*FileResult{}, given: map[string][]byte{}}
+	if data != nil {
+		c.given[filepath.Clean(path)] = data
+	}
 	res, _ := c.file(path)
 	var problems []schemas.Problem
 	for _, p := range c.order {

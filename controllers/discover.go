@@ -1,0 +1,78 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/specs"
+	"github.com/ldp-dev/ldp/schemas"
+)
+
+// Discover is the one discovery of objects: under paths, a file named is one object; in a
+// folder, every workflow and every dataset config with a schedule (with scheduledOnly, only
+// those with a schedule: what a tick runs). Each file is read and validated once. A file that
+// is not valid is kept, with its problems, so it is reported rather than silently skipped; a
+// JSON or YAML file in a folder that is not a spec, or that has neither a schedule nor a
+// workflow's tasks, is passed over. Files too large to be specs are returned in skipped.
+func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []specs.Skipped, err error) {
+	cands, err := specs.Discover(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range cands {
+		if c.TooLarge && !c.Explicit {
+			skipped = append(skipped, specs.Skipped{Path: c.Path, Reason: fmt.Sprintf("larger than the %d-byte limit for spec files, so it is not read as one", v1.MaxSpecBytes)})
+			continue
+		}
+		data, err := os.ReadFile(c.Path)
+		if err != nil {
+			if c.Explicit {
+				found = append(found, Scheduled{Path: c.Path, Problems: []schemas.Problem{{File: c.Path, Line: 1, Column: 1, Message: "cannot read: " + err.Error()}}})
+			}
+			continue
+		}
+		r := schemas.Validate(data, c.Path)
+		scheduled := r.Doc != nil && hasSchedule(r.Doc)
+		isObject := scheduled || (!scheduledOnly && (c.Explicit || (r.Doc != nil && r.Kind == v1.KindWorkflow)))
+		if !isObject {
+			continue
+		}
+		s := Scheduled{Path: c.Path}
+		if len(r.Problems) > 0 {
+			s.Problems = r.Problems
+			found = append(found, s)
+			continue
+		}
+		wf, err := loadWorkflow(c.Path, data)
+		if err != nil {
+			var inv *specs.InvalidError
+			if errors.As(err, &inv) {
+				s.Problems = inv.Problems
+			} else {
+				s.Problems = []schemas.Problem{{File: c.Path, Line: 1, Column: 1, Message: err.Error()}}
+			}
+			found = append(found, s)
+			continue
+		}
+		s.WF, s.Catchup, s.Start = wf, wf.Catchup, wf.Start
+		found = append(found, s)
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Path < found[j].Path })
+	return found, skipped, nil
+}
+
+func hasSchedule(doc map[string]any) bool {
+	md, _ := doc["metadata"].(map[string]any)
+	if s, ok := md["schedule"].(string); ok && s != "" {
+		return true
+	}
+	if k, _ := doc["kind"].(string); k == v1.KindWorkflow {
+		return false
+	}
+	w, _ := doc["when"].(string)
+	return cronx.ScheduleOfWhen(w) != ""
+}

@@ -1,0 +1,112 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+// ScheduleStatus is what ldp schedule list says of one scheduled object at now.
+type ScheduleStatus struct {
+	Kind string
+	// Size is the window size, or "" for the interval between fires.
+	Size string
+	// NextFire is the schedule's next fire after now (zero when none).
+	NextFire time.Time
+	// LastWindow is the latest window the ledger holds a run of, and how that run ended:
+	// succeeded, failed, blocked, incomplete (it stopped before every task ran) or unfinished.
+	LastWindow, LastEnded string
+	// Due are the windows due now that are not done; Missed, those of earlier fires that are
+	// not done and that no tick will run, because catch-up is off (at most maxWindows).
+	Due    []WindowPlan
+	Missed []WindowPlan
+}
+
+// StatusOf plans a scheduled object's due and missed windows at now, through reconcile.
+func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) (*ScheduleStatus, error) {
+	wf := sc.WF
+	st := &ScheduleStatus{Kind: v1.KindWorkflow, Size: wf.Size()}
+	if len(wf.Tasks) == 1 && wf.Pipelines[wf.Tasks[0].ID] != nil && wf.File == wf.Pipelines[wf.Tasks[0].ID].Path {
+		st.Kind = v1.KindPipeline
+	}
+	spec, err := cronx.Parse(wf.Schedule)
+	if err != nil {
+		return nil, err
+	}
+	if next, err := cronx.Next(spec, now, wf.Window.Location); err == nil {
+		st.NextFire = next
+	}
+	events, _, _ := ledger.Read(wf.Ledger)
+	last := LastRuns(events, wf.Name)
+	for w := range last {
+		if w > st.LastWindow {
+			st.LastWindow = w
+		}
+	}
+	if st.LastWindow != "" {
+		st.LastEnded = ended(last[st.LastWindow], wf)
+	}
+	due, err := DueWindows(sc, now)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := Observe(ctx, wf)
+	if err != nil {
+		return nil, err
+	}
+	opts := reconcile.Options{Now: now}
+	for _, p := range reconcile.Plan(wf.Object(), due, obs, opts) {
+		if p.Action != v1.ActionSkip {
+			st.Due = append(st.Due, p)
+		}
+	}
+	if sc.Catchup {
+		return st, nil
+	}
+	// Missed: windows of fires since start (or the first window the ledger holds) that are not
+	// done and that the next tick will not run, because catch-up is off.
+	from := sc.Start
+	if from.IsZero() {
+		for w := range last {
+			if t, err := time.Parse(time.RFC3339, strings.SplitN(w, "/", 2)[0]); err == nil && (from.IsZero() || t.Before(from)) {
+				from = t
+			}
+		}
+	}
+	if from.IsZero() {
+		return st, nil
+	}
+	c := sc
+	c.Catchup, c.Start = true, from
+	all, err := DueWindows(c, now)
+	if err != nil {
+		return nil, err
+	}
+	dueSet := map[string]bool{}
+	for _, w := range due {
+		dueSet[w.String()] = true
+	}
+	for _, p := range reconcile.Plan(wf.Object(), all, obs, opts) {
+		if p.Action != v1.ActionSkip && !dueSet[p.Window.String()] && len(st.Missed) < maxWindows {
+			st.Missed = append(st.Missed, p)
+		}
+	}
+	return st, nil
+}
+
+// ended says how a window's last run ended: its outcome (reconcile's fold), or incomplete when
+// it stopped before every task ran, or unfinished when it never finished.
+func ended(l reconcile.LastRun, wf *Workflow) string {
+	if !l.Finished {
+		return "unfinished"
+	}
+	if len(l.Tasks) < len(wf.Tasks) {
+		return "incomplete"
+	}
+	return string(l.Outcome())
+}
