@@ -214,6 +214,9 @@ func LastRuns(events []ledger.Event, workflow string) map[string]reconcile.LastR
 		if st, ok := e.Payload["status"]; ok && st != nil {
 			p.Status = fmt.Sprint(st) // a string once read from a file; an Outcome in memory
 		}
+		if at, ok := e.Payload["retry_at"].(string); ok {
+			p.RetryAt, _ = time.Parse(time.RFC3339Nano, at)
+		}
 	}
 	f := newRunFold()
 	f.add(evs)

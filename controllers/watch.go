@@ -58,25 +58,7 @@ type watchMetrics struct {
 // Run watches until ctx is done (SIGINT or SIGTERM): then the running task finishes, nothing
 // new starts, the lock is released, and Run returns nil.
 func (w *Watcher) Run(ctx context.Context) error {
-	if w.Resync <= 0 {
-		w.Resync = time.Minute
-	}
-	if w.Debounce <= 0 {
-		w.Debounce = 300 * time.Millisecond
-	}
-	if w.Now == nil {
-		w.Now = time.Now
-	}
-	if w.Log == nil {
-		w.Log = slog.Default()
-	}
-	w.known = map[string]Scheduled{}
-	w.metrics.windows = map[WindowOutcome]int64{}
-	w.metrics.lastSuccess = map[string]time.Time{}
-	w.Runner.Stopping = w.stop.Load
-	// A window waiting for its retry comes back as the requeue, not as a sleep that would hold
-	// every other object and window.
-	w.Runner.NoWait = true
+	w.setup()
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -134,6 +116,32 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-resync.C:
 			w.reconcile(work, "resync")
 		}
+	}
+}
+
+// setup fills in the defaults and the watcher's state before the first reconcile.
+func (w *Watcher) setup() {
+	if w.Resync <= 0 {
+		w.Resync = time.Minute
+	}
+	if w.Debounce <= 0 {
+		w.Debounce = 300 * time.Millisecond
+	}
+	if w.Now == nil {
+		w.Now = time.Now
+	}
+	if w.Log == nil {
+		w.Log = slog.Default()
+	}
+	w.known = map[string]Scheduled{}
+	w.metrics.windows = map[WindowOutcome]int64{}
+	w.metrics.lastSuccess = map[string]time.Time{}
+	w.Runner.Stopping = w.stop.Load
+	// A window waiting for its retry comes back as the requeue, not as a sleep that would hold
+	// every other object and window.
+	w.Runner.NoWait = true
+	if w.Runner.Now == nil {
+		w.Runner.Now = w.Now
 	}
 }
 

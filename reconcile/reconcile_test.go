@@ -194,3 +194,39 @@ func TestFold(t *testing.T) {
 		t.Errorf("a finished run's outcome %q, want blocked", o)
 	}
 }
+
+// TestWaitForRetry: a failed window whose retry is due later waits (its tasks are skipped and
+// nothing runs); at the retry it resumes as the next attempt of the same run. NextRetry is the
+// earliest retry any window waits for.
+func TestWaitForRetry(t *testing.T) {
+	obj := Object{Tasks: []Task{keyed("orders", "t:orders")}}
+	at := d1.End.Add(time.Hour)
+	obs := Observed{LastRuns: map[string]LastRun{d1.String(): {RunID: "r1", Attempt: 1, Finished: true, RetryAt: at, Tasks: map[string]v1.Outcome{"orders": failed}}}}
+	cases := []struct {
+		now    time.Time
+		action v1.Action
+	}{
+		{at.Add(-time.Second), v1.ActionWait},
+		{at, Resume},
+		{at.Add(time.Minute), Resume},
+		{time.Time{}, Resume}, // no clock: nothing waits
+	}
+	for _, c := range cases {
+		p := Plan(obj, []v1.LogicalWindow{d1, d2}, obs, Options{Now: c.now})
+		w := p[0]
+		if w.Action != c.action || w.Continue == nil || *w.Continue != (RunRef{RunID: "r1", Attempt: 2}) {
+			t.Errorf("at %s: %s %+v, want %s continuing r1 as attempt 2", c.now, w.Action, w.Continue, c.action)
+		}
+		if c.action == v1.ActionWait {
+			if w.Runs() || w.Tasks[0].Action != Skip || w.Tasks[0].Reason != ReasonRetryLater || !w.RetryAt.Equal(at) {
+				t.Errorf("a waiting window: %+v", w)
+			}
+			if next, ok := NextRetry(p); !ok || !next.Equal(at) {
+				t.Errorf("NextRetry = %s %v, want %s", next, ok, at)
+			}
+			if !Pending(p) { // d2 is missing and runs
+				t.Error("d2 should still run")
+			}
+		}
+	}
+}
