@@ -92,7 +92,8 @@ type Runner struct {
 	Version string
 	// Hook is passed to each publish (a test seam).
 	Hook func(string)
-	// Sinks returns the extra sinks of a pipeline's spec (besides the workflow's ledger).
+	// Sinks returns the extra sinks of a pipeline's spec (besides the workflow's ledger); nil
+	// is the sinks the spec declares (SinksFor, with Getenv).
 	Sinks func(*v1.Pipeline) []ledger.Sink
 	// Stopping, when it reports true, makes the runner start no new task or window: the task
 	// that is running finishes (a graceful shutdown).
@@ -353,6 +354,8 @@ func (pipelineKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error)
 	sinks := []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: tc.Workflow.Ledger}}}
 	if tc.Runner.Sinks != nil {
 		sinks = append(sinks, tc.Runner.Sinks(p)...)
+	} else if tc.Runner.Getenv != nil {
+		sinks = append(sinks, SinksFor(p, tc.Runner.Version, tc.Runner.Getenv)[1:]...)
 	}
 	opts := pipeline.Options{Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt, Log: tc.Runner.Log, Hook: tc.Runner.Hook,
 		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now, Group: tc.Group}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
@@ -26,31 +26,16 @@ Exit status: 0 every step worked, 1 a step failed.`,
   SHOP_CATALOG_TOKEN=... ldp catalog test --json orders_on_rest.json`,
 		Args: exactArgs(1, "name the dataset config, for example: ldp catalog test orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := loadPipeline(args[0])
+			id, steps, err := controllers.CatalogTest(cmd.Context(), args[0])
 			if err != nil {
 				return err
-			}
-			c := p.Metadata.Target.Catalog
-			if c == nil {
-				c = p.Metadata.Source.Catalog
-			}
-			if c == nil {
-				return ldperr.Configf(p.Path, "it reads and writes files (%s to %s): there is no catalog to test", p.Metadata.Source.Format, p.Metadata.Target.Format)
-			}
-			steps := []lake.Step{{What: "connect to catalog " + c.Identifier}}
-			cat, err := lake.Open(cmd.Context(), c, p.BaseDir)
-			if err != nil {
-				steps[0].Error = err.Error()
-			} else {
-				defer cat.Close()
-				steps = append(steps, cat.Check(cmd.Context(), c.NamespaceName())...)
 			}
 			failed := false
 			for _, st := range steps {
 				failed = failed || st.Error != ""
 			}
 			if asJSON {
-				if err := writeJSON(s.Out, map[string]any{"catalog": c.Identifier, "steps": steps, "ok": !failed}); err != nil {
+				if err := writeJSON(s.Out, map[string]any{"catalog": id, "steps": steps, "ok": !failed}); err != nil {
 					return err
 				}
 			} else {
@@ -84,24 +69,11 @@ Exit status: 0 registered, 1 nothing to register or the table is already there.`
   ldp catalog register orders.json --metadata warehouse/shop.db/orders/metadata/00006-....metadata.json`,
 		Args: exactArgs(1, "name the dataset config, for example: ldp catalog register orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := loadPipeline(args[0])
+			ref, catalog, loc, err := controllers.CatalogRegister(cmd.Context(), args[0], metadata)
 			if err != nil {
 				return err
 			}
-			if !p.IsIceberg() {
-				return ldperr.Configf(p.Path, "its target is a %s file: there is no table to register", p.Metadata.Target.Format)
-			}
-			cat, err := lake.Open(cmd.Context(), p.Metadata.Target.Catalog, p.BaseDir)
-			if err != nil {
-				return err
-			}
-			defer cat.Close()
-			ref := lake.RefOf(p.Metadata.Target)
-			loc, err := cat.Register(cmd.Context(), ref, metadata)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(s.Out, "registered %s in catalog %s at %s\n", ref, cat.Identifier, displayPath(loc))
+			fmt.Fprintf(s.Out, "registered %s in catalog %s at %s\n", ref, catalog, displayPath(loc))
 			return nil
 		},
 	}

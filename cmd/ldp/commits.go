@@ -2,25 +2,16 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/controllers"
 )
 
-type commitRow struct {
-	SnapshotID  int64  `json:"snapshot_id"`
-	TimestampMs int64  `json:"timestamp_ms"`
-	Key         string `json:"idempotency_key"`
-	RunID       string `json:"run_id"`
-	Attempt     string `json:"attempt"`
-	Window      string `json:"logical_window"`
-	Rows        string `json:"rows_added"`
-}
+// commitRow is one publish on main, as ldp commits prints it.
+type commitRow = controllers.Commit
 
 func newCommitsCmd(s *streams) *cobra.Command {
 	var key string
@@ -35,23 +26,10 @@ most once: that is the exactly-once guarantee, and this is where to check it.`,
   ldp commits orders.json --key b1ceeb08`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp commits orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, tbl, err := loadTargetTable(cmd.Context(), args[0], "commits")
+			rows, err := controllers.Commits(cmd.Context(), args[0], key)
 			if err != nil {
 				return err
 			}
-			rows := []commitRow{}
-			for sn := tbl.CurrentSnapshot(); sn != nil; {
-				props := sn.Summary.Properties
-				if k := props[lake.KeyProp]; k != "" && strings.HasPrefix(k, key) {
-					rows = append(rows, commitRow{SnapshotID: sn.SnapshotID, TimestampMs: sn.TimestampMs, Key: k, RunID: props[lake.RunIDProp],
-						Attempt: props[lake.AttemptProp], Window: props[lake.WindowProp], Rows: props["added-records"]})
-				}
-				if sn.ParentSnapshotID == nil {
-					break
-				}
-				sn = tbl.SnapshotByID(*sn.ParentSnapshotID)
-			}
-			slices.Reverse(rows)
 			if asJSON {
 				return writeJSON(s.Out, rows)
 			}

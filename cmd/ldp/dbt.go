@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,10 +9,7 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/dbt"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/internal/ledger"
-	"github.com/ldp-dev/ldp/internal/window"
 )
 
 func newDbtCmd(s *streams) *cobra.Command {
@@ -40,7 +36,7 @@ func newDbtRunCmd(s *streams, command string) *cobra.Command {
 profile uses, run dbt %s with the window as the variables window_start and window_end (UTC
 instants), and read how it ended from target/run_results.json: succeeded; blocked_quality
 when only data tests failed (exit 3); failed otherwise (exit 1). It %s.
-dbt's own output goes to standard error.`, dbt.ConfigFile, command, what),
+dbt's own output goes to standard error.`, controllers.DbtConfigFile, command, what),
 		Example: fmt.Sprintf(`  ldp dbt %s models/ --window 2026-08-01/2026-08-02
   ldp dbt %s models/ --window yesterday --select tag:daily`, command, command),
 		Args: exactArgs(1, "name the dbt project folder, for example: ldp dbt "+command+" models/"),
@@ -51,20 +47,20 @@ dbt's own output goes to standard error.`, dbt.ConfigFile, command, what),
 				if err != nil {
 					return usageError(cmd, "--timezone: %v", err)
 				}
-				if w, err = window.Parse(win, loc, now()); err != nil {
+				if w, err = controllers.ParseWindow(win, loc, now()); err != nil {
 					return usageError(cmd, "--window: %v", err)
 				}
 			}
 			project := args[0]
 			detail, err := runnerFor(s).BuildDbt(cmd.Context(), controllers.DbtBuild{Project: project, Command: command,
 				Select: sel, Exclude: excl, Bin: bin, Window: w, RunID: uuid.Must(uuid.NewV7()).String(), Attempt: 1,
-				Ledger: ledger.PathFor(filepath.Join(project, dbt.ConfigFile))})
+				Ledger: controllers.DbtLedger(project)})
 			status := string(v1.Succeeded)
 			switch {
 			case detail.Skipped:
 				status = string(v1.Skipped)
 			case err != nil && ldperr.IsDataGate(err):
-				status = dbt.BlockedQuality
+				status = controllers.DbtBlockedQuality
 			case err != nil:
 				status = string(v1.Failed)
 			}

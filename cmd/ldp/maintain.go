@@ -8,8 +8,6 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/lake"
-	"github.com/ldp-dev/ldp/internal/maintain"
 )
 
 func newMaintainCmd(s *streams) *cobra.Command {
@@ -34,10 +32,6 @@ to the warehouse is taken. Scratch folders that killed runs left are removed too
   ldp maintain orders.json --expire 30 --orphans --apply`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to maintain, for example: ldp maintain orders.json --expire 30"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, _, err := loadTargetTable(cmd.Context(), args[0], "maintenance")
-			if err != nil {
-				return err
-			}
 			if cmd.Flags().Changed("expire") {
 				m.Expire = &expire
 			}
@@ -51,14 +45,12 @@ to the warehouse is taken. Scratch folders that killed runs left are removed too
 				m.KeepMetadataVersions = &keep
 			}
 			if m.Expire == nil && !m.Orphans && m.KeepMetadataVersions == nil {
+				if _, err := loadPipeline(args[0]); err != nil {
+					return err
+				}
 				return usageError(cmd, "say what to do: --expire DAYS, --orphans or --keep-metadata-versions N")
 			}
-			cat, err := lake.Open(cmd.Context(), p.Metadata.Target.Catalog, p.BaseDir)
-			if err != nil {
-				return err
-			}
-			defer cat.Close()
-			rep, err := maintain.Run(cmd.Context(), cat, lake.RefOf(p.Metadata.Target), controllers.OptionsOf(&m))
+			rep, err := controllers.Maintain(cmd.Context(), args[0], &m)
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/controllers"
 )
 
 func newPipelinesCmd(s *streams) *cobra.Command {
@@ -14,7 +14,7 @@ func newPipelinesCmd(s *streams) *cobra.Command {
 		Short: "List the routes a Pipeline can take (source format -> target format)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, r := range pipeline.Routes() {
+			for _, r := range controllers.Routes() {
 				fmt.Fprintln(s.Out, r)
 			}
 			return nil

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/internal/pipeline"
 )
 
 func newPlanCmd(s *streams) *cobra.Command {
@@ -37,7 +37,7 @@ Exit status: 0 when the plan holds no error, 1 otherwise.`,
 					return usageError(cmd, "--window: %v", err)
 				}
 			}
-			pl, err := pipeline.MakePlan(p, w)
+			pl, err := controllers.PlanPipeline(p, w)
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ Exit status: 0 when the plan holds no error, 1 otherwise.`,
 	return cmd
 }
 
-func printPlan(w io.Writer, pl *pipeline.Plan, asked string) {
+func printPlan(w io.Writer, pl *controllers.PipelinePlan, asked string) {
 	row := func(k, v string) { fmt.Fprintf(w, "%-11s %s\n", k, v) }
 	row("pipeline", pl.Pipeline)
 	row("route", pl.Route)

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -17,12 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/specs"
-
-	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/engine"
-	"github.com/ldp-dev/ldp/internal/formats"
-	"github.com/ldp-dev/ldp/internal/lake"
 )
 
 type queryOptions struct {
@@ -59,100 +52,11 @@ Iceberg table its tasks write (loads and SQL models) is registered under its nam
 }
 
 func (o *queryOptions) run(ctx context.Context) error {
-	obj, err := specs.Load(o.spec)
-	if err != nil {
-		return err
-	}
-	db, err := engine.Open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, ok := obj.(*v1.Workflow); ok {
-		if err := o.registerWorkflow(ctx, db); err != nil {
-			return err
-		}
-		return o.print(ctx, db)
-	}
-	p, ok := obj.(*v1.Pipeline)
-	if !ok {
-		return fmt.Errorf("%s is neither a Pipeline nor a Workflow", o.spec)
-	}
-	if err := registerTarget(ctx, db, p, o.snapshot); err != nil {
-		return err
-	}
-	if p.Metadata.Source.Format == formats.Iceberg {
-		if err := registerIceberg(ctx, db, p.Metadata.Source.Name, p.Metadata.Source.Catalog, lake.RefOfSource(p.Metadata.Source), p.BaseDir, p.Metadata.Source.SnapshotID); err != nil {
-			return err
-		}
-	}
-	return o.print(ctx, db)
-}
-
-// registerWorkflow registers the Iceberg table of each task of a workflow (loads and SQL
-// models) under its target name; a table nothing has written yet is left out.
-func (o *queryOptions) registerWorkflow(ctx context.Context, db *engine.DB) error {
-	if o.snapshot != 0 {
-		return fmt.Errorf("--snapshot reads one table; name its dataset config rather than the workflow")
-	}
-	wf, err := controllers.LoadWorkflow(o.spec)
-	if err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, t := range wf.Tasks {
-		p := wf.TableOf(t)
-		if p == nil || seen[p.Metadata.Target.Name] {
-			continue
-		}
-		seen[p.Metadata.Target.Name] = true
-		err := registerIceberg(ctx, db, p.Metadata.Target.Name, p.Metadata.Target.Catalog, lake.RefOf(p.Metadata.Target), p.BaseDir, 0)
-		var nf *lake.NotFoundError
-		if err != nil && !errors.As(err, &nf) {
-			return err
-		}
-	}
-	return nil
-}
-
-func (o *queryOptions) print(ctx context.Context, db *engine.DB) error {
-	cols, rows, err := db.Rows(ctx, o.sql)
+	cols, rows, err := controllers.Query(ctx, o.spec, o.sql, o.snapshot)
 	if err != nil {
 		return err
 	}
 	return writeRows(o.s.Out, cols, rows, o.output)
-}
-
-func registerTarget(ctx context.Context, db *engine.DB, p *v1.Pipeline, snapshot int64) error {
-	t := p.Metadata.Target
-	if p.IsIceberg() {
-		return registerIceberg(ctx, db, t.Name, t.Catalog, lake.RefOf(t), p.BaseDir, snapshot)
-	}
-	if snapshot != 0 {
-		return fmt.Errorf("--snapshot applies to ICEBERG targets; %s is a %s file", t.Path, t.Format)
-	}
-	path := t.Path
-	if !strings.HasPrefix(path, "/") {
-		path = p.BaseDir + "/" + path
-	}
-	src, err := formats.Source(t.Format, path, nil)
-	if err != nil {
-		return err
-	}
-	return db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW %s AS SELECT * FROM %s", engine.Ident(t.Name), src))
-}
-
-func registerIceberg(ctx context.Context, db *engine.DB, view string, c *v1.Catalog, ref lake.Ref, base string, snapshot int64) error {
-	cat, err := lake.OpenReadOnly(ctx, c, base)
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
-	tbl, err := cat.Load(ctx, ref)
-	if err != nil {
-		return err
-	}
-	return lake.RegisterView(ctx, db, view, tbl, snapshot)
 }
 
 // writeRows prints a result set as an aligned table, CSV, or a JSON array of objects.

@@ -9,7 +9,6 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/ledger"
 )
 
 // reconcileFlags are the flags diff and apply share: both are one Reconcile, diff in dry run.
@@ -104,6 +103,5 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 
 // runnerFor is the workflow runner of the CLI.
 func runnerFor(s *streams) *controllers.Runner {
-	return &controllers.Runner{Log: s.Err, Getenv: s.Getenv, Version: version, Hook: faultHook(s.Getenv),
-		Sinks: func(p *v1.Pipeline) []ledger.Sink { return sinksFor(p, s.Getenv)[1:] }}
+	return &controllers.Runner{Log: s.Err, Getenv: s.Getenv, Version: version, Hook: faultHook(s.Getenv)}
 }

@@ -7,8 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/internal/lake"
-	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/controllers"
 )
 
 type runOptions struct {
@@ -66,7 +65,7 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
 	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run; attempt N fences attempts 1..N-1")
 	cmd.Flags().StringVar(&o.key, "idempotency-key", "", "publish under this key instead of the window's (to redo a window)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
-	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", lake.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
+	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", controllers.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
 	return cmd
 }
 
@@ -81,8 +80,8 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if o.lockTimeout <= 0 {
 		return usageError(cmd, "--lock-timeout must be more than 0, got %s", o.lockTimeout)
 	}
-	opts := pipeline.Options{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv), LockTimeout: o.lockTimeout,
-		Sinks: sinksFor(p, o.s.Getenv), Version: version, Warn: func(m string) { fmt.Fprintln(o.s.Err, "warning: "+m) }}
+	opts := controllers.PipelineRun{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
+		LockTimeout: o.lockTimeout, Getenv: o.s.Getenv, Version: version}
 	if o.window != "" {
 		w, err := parseWindow(p, o.window)
 		if err != nil {
@@ -93,10 +92,10 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			fmt.Fprintf(o.s.Err, "window %s stands for %s\n", o.window, describeWindow(p, w))
 		}
 	}
-	for _, warn := range pipeline.Warnings(p, opts.Window) {
+	for _, warn := range controllers.PipelineWarnings(p, opts.Window) {
 		fmt.Fprintln(o.s.Err, "warning: "+warn)
 	}
-	res, err := pipeline.Run(cmd.Context(), p, opts)
+	res, err := controllers.RunPipeline(cmd.Context(), p, opts)
 	if res != nil {
 		if o.json {
 			if jerr := writeJSON(o.s.Out, res); jerr != nil {
@@ -109,7 +108,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	return err
 }
 
-func printRunResult(w io.Writer, r *pipeline.Result) {
+func printRunResult(w io.Writer, r *controllers.PipelineResult) {
 	fmt.Fprintf(w, "%s: %s into %s (%s): %s\n", r.Pipeline, r.Route, r.Target, r.Mode, r.Status)
 	if r.Window != "" {
 		fmt.Fprintf(w, "  window        %s\n", r.Window)
@@ -118,7 +117,7 @@ func printRunResult(w io.Writer, r *pipeline.Result) {
 		fmt.Fprintf(w, "  key           %s\n", r.Key)
 		fmt.Fprintf(w, "  run           %s attempt %d\n", r.RunID, r.Attempt)
 	}
-	if r.Status == pipeline.StatusSkippedDuplicate {
+	if r.Status == controllers.PipelineSkippedDuplicate {
 		fmt.Fprintf(w, "  published in  snapshot %d; nothing read or written\n", r.SnapshotID)
 		return
 	}

@@ -3,14 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/controllers"
 )
 
 type runsOptions struct {
@@ -50,27 +48,12 @@ The ledger is .ldp/events.jsonl in the folder of the spec or workflow file.`,
 	return cmd
 }
 
-// ledgerPath finds the ledger a target means.
-func ledgerPath(target string) (string, error) {
-	info, err := os.Stat(target)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case info.IsDir():
-		return filepath.Join(target, ".ldp", "events.jsonl"), nil
-	case strings.HasSuffix(target, ".jsonl"):
-		return target, nil
-	}
-	return ledger.PathFor(target), nil
-}
-
 func (o *runsOptions) runE() error {
-	path, err := ledgerPath(o.target)
+	path, err := controllers.LedgerPath(o.target)
 	if err != nil {
 		return err
 	}
-	events, warns, err := ledger.Read(path)
+	events, warns, err := controllers.ReadLedger(path)
 	if err != nil {
 		return err
 	}
@@ -80,13 +63,13 @@ func (o *runsOptions) runE() error {
 	if o.run != "" {
 		return o.events(events)
 	}
-	runs := ledger.Summarize(events, o.attempts)
+	runs := controllers.Runs(events, o.attempts)
 	if o.limit > 0 && len(runs) > o.limit {
 		runs = runs[:o.limit]
 	}
 	if o.json {
 		if runs == nil {
-			runs = []ledger.RunSummary{}
+			runs = []controllers.RunSummary{}
 		}
 		return writeJSON(o.s.Out, runs)
 	}
@@ -112,8 +95,8 @@ func (o *runsOptions) runE() error {
 }
 
 // events prints every event of one run.
-func (o *runsOptions) events(events []ledger.Event) error {
-	var mine []ledger.Event
+func (o *runsOptions) events(events []controllers.LedgerEvent) error {
+	var mine []controllers.LedgerEvent
 	for _, e := range events {
 		if strings.HasPrefix(e.RunID, o.run) {
 			mine = append(mine, e)

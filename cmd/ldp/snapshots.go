@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/controllers"
 )
 
 func newSnapshotsCmd(s *streams) *cobra.Command {
@@ -22,15 +22,11 @@ func newSnapshotsCmd(s *streams) *cobra.Command {
   ldp snapshots orders.json --json`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp snapshots orders.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, tbl, err := loadTargetTable(cmd.Context(), args[0], "snapshots")
+			snaps, err := controllers.Snapshots(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			snaps := lake.Snapshots(tbl)
 			if asJSON {
-				if snaps == nil {
-					snaps = []lake.SnapshotInfo{}
-				}
 				return writeJSON(s.Out, snaps)
 			}
 			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)

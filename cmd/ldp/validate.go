@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/schemas"
 )
 
@@ -60,7 +60,7 @@ func (o *validateOptions) validate(cmd *cobra.Command) error {
 }
 
 func (o *validateOptions) run() error {
-	report, err := specs.Check(o.paths)
+	report, err := controllers.Validate(o.paths)
 	if err != nil {
 		return &ldperr.ConfigError{Msg: "cannot read specs", Err: err}
 	}
@@ -89,7 +89,7 @@ func (o *validateOptions) run() error {
 	return nil
 }
 
-func summary(r *specs.Report, problems int) string {
+func summary(r *controllers.ValidationReport, problems int) string {
 	files := len(r.Files)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s checked: ", files, plural(files, "file", "files"))
@@ -112,10 +112,10 @@ func plural(n int, one, many string) string {
 }
 
 type validateJSON struct {
-	Valid    bool              `json:"valid"`
-	Files    []fileJSON        `json:"files"`
-	Skipped  []specs.Skipped   `json:"skipped"`
-	Problems []schemas.Problem `json:"problems"`
+	Valid    bool                      `json:"valid"`
+	Files    []fileJSON                `json:"files"`
+	Skipped  []controllers.SkippedFile `json:"skipped"`
+	Problems []schemas.Problem         `json:"problems"`
 }
 
 type fileJSON struct {
@@ -125,8 +125,8 @@ type fileJSON struct {
 	Problems int    `json:"problems"`
 }
 
-func (o *validateOptions) writeJSON(r *specs.Report, problems []schemas.Problem) error {
-	out := validateJSON{Valid: len(problems) == 0, Files: []fileJSON{}, Skipped: []specs.Skipped{}, Problems: problems}
+func (o *validateOptions) writeJSON(r *controllers.ValidationReport, problems []schemas.Problem) error {
+	out := validateJSON{Valid: len(problems) == 0, Files: []fileJSON{}, Skipped: []controllers.SkippedFile{}, Problems: problems}
 	if out.Problems == nil {
 		out.Problems = []schemas.Problem{}
 	}
@@ -134,7 +134,7 @@ func (o *validateOptions) writeJSON(r *specs.Report, problems []schemas.Problem)
 		out.Files = append(out.Files, fileJSON{Path: displayPath(f.Path), Kind: f.Kind, Valid: len(f.Problems) == 0, Problems: len(f.Problems)})
 	}
 	for _, s := range r.Skipped {
-		out.Skipped = append(out.Skipped, specs.Skipped{Path: displayPath(s.Path), Reason: s.Reason})
+		out.Skipped = append(out.Skipped, controllers.SkippedFile{Path: displayPath(s.Path), Reason: s.Reason})
 	}
 	return writeJSON(o.s.Out, out)
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/window"
+	"github.com/ldp-dev/ldp/controllers"
 )
 
 // now is the CLI's clock; shortcuts such as yesterday count from it.
@@ -15,16 +15,16 @@ var now = time.Now
 
 // parseWindow reads a --window value in the spec's time zone.
 func parseWindow(p *v1.Pipeline, s string) (v1.LogicalWindow, error) {
-	ws, err := window.SpecOf(p.Metadata.Window)
+	loc, err := controllers.PipelineLocation(p)
 	if err != nil {
 		return v1.LogicalWindow{}, err
 	}
-	return window.Parse(s, ws.Location, now())
+	return controllers.ParseWindow(s, loc, now())
 }
 
 func describeWindow(p *v1.Pipeline, w v1.LogicalWindow) string {
-	ws, _ := window.SpecOf(p.Metadata.Window)
-	return window.Describe(w, ws.Location)
+	loc, _ := controllers.PipelineLocation(p)
+	return controllers.DescribeWindow(w, loc)
 }
 
 // faultHook is a test seam for the process-level tests of the exactly-once protocol:

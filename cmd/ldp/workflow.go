@@ -10,8 +10,6 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/internal/pipeline"
-	"github.com/ldp-dev/ldp/internal/window"
 )
 
 func newWorkflowCmd(s *streams) *cobra.Command {
@@ -55,7 +53,7 @@ Exit status: 0 valid, 1 invalid.`,
 			}
 			var w v1.LogicalWindow
 			if win != "" {
-				if w, err = window.Parse(win, wf.Window.Location, now()); err != nil {
+				if w, err = controllers.ParseWindow(win, wf.Window.Location, now()); err != nil {
 					return usageError(cmd, "--window: %v", err)
 				}
 			}
@@ -81,7 +79,7 @@ Exit status: 0 valid, 1 invalid.`,
 				if t.Kind() != v1.TaskSQL {
 					continue
 				}
-				missing, err := pipeline.CheckModel(cmd.Context(), wf.Pipelines[t.ID], w)
+				missing, err := controllers.CheckModel(cmd.Context(), wf.Pipelines[t.ID], w)
 				if err != nil {
 					return err
 				}
@@ -141,7 +139,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 			if err != nil {
 				return err
 			}
-			w, err := window.Parse(win, wf.Window.Location, now())
+			w, err := controllers.ParseWindow(win, wf.Window.Location, now())
 			if err != nil {
 				return usageError(cmd, "--window: %v", err)
 			}

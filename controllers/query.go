@@ -1,0 +1,105 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/formats"
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/specs"
+)
+
+// Query runs DuckDB SQL with the tables of the spec at path registered under their names: a
+// Pipeline's target (an Iceberg table as of snapshot, or its current one) and an export's
+// Iceberg source; a Workflow's every Iceberg table. It returns the columns and the rows.
+func Query(ctx context.Context, path, sql string, snapshot int64) ([]string, [][]any, error) {
+	obj, err := specs.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := engine.Open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	switch o := obj.(type) {
+	case *v1.Workflow:
+		if err := registerWorkflow(ctx, db, path, snapshot); err != nil {
+			return nil, nil, err
+		}
+	case *v1.Pipeline:
+		if err := registerTarget(ctx, db, o, snapshot); err != nil {
+			return nil, nil, err
+		}
+		if o.Metadata.Source.Format == formats.Iceberg {
+			if err := registerIceberg(ctx, db, o.Metadata.Source.Name, o.Metadata.Source.Catalog, lake.RefOfSource(o.Metadata.Source), o.BaseDir, o.Metadata.Source.SnapshotID); err != nil {
+				return nil, nil, err
+			}
+		}
+	default:
+		return nil, nil, fmt.Errorf("%s is neither a Pipeline nor a Workflow", path)
+	}
+	return db.Rows(ctx, sql)
+}
+
+// registerWorkflow registers the Iceberg table of each task of a workflow (loads and SQL
+// models) under its target name; a table nothing has written yet is left out.
+func registerWorkflow(ctx context.Context, db *engine.DB, path string, snapshot int64) error {
+	if snapshot != 0 {
+		return fmt.Errorf("--snapshot reads one table; name its dataset config rather than the workflow")
+	}
+	wf, err := LoadWorkflow(path)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, t := range wf.Tasks {
+		p := wf.TableOf(t)
+		if p == nil || seen[p.Metadata.Target.Name] {
+			continue
+		}
+		seen[p.Metadata.Target.Name] = true
+		err := registerIceberg(ctx, db, p.Metadata.Target.Name, p.Metadata.Target.Catalog, lake.RefOf(p.Metadata.Target), p.BaseDir, 0)
+		var nf *lake.NotFoundError
+		if err != nil && !errors.As(err, &nf) {
+			return err
+		}
+	}
+	return nil
+}
+
+func registerTarget(ctx context.Context, db *engine.DB, p *v1.Pipeline, snapshot int64) error {
+	t := p.Metadata.Target
+	if p.IsIceberg() {
+		return registerIceberg(ctx, db, t.Name, t.Catalog, lake.RefOf(t), p.BaseDir, snapshot)
+	}
+	if snapshot != 0 {
+		return fmt.Errorf("--snapshot applies to ICEBERG targets; %s is a %s file", t.Path, t.Format)
+	}
+	path := t.Path
+	if !strings.HasPrefix(path, "/") {
+		path = p.BaseDir + "/" + path
+	}
+	src, err := formats.Source(t.Format, path, nil)
+	if err != nil {
+		return err
+	}
+	return db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW %s AS SELECT * FROM %s", engine.Ident(t.Name), src))
+}
+
+func registerIceberg(ctx context.Context, db *engine.DB, view string, c *v1.Catalog, ref lake.Ref, base string, snapshot int64) error {
+	cat, err := lake.OpenReadOnly(ctx, c, base)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	tbl, err := cat.Load(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return lake.RegisterView(ctx, db, view, tbl, snapshot)
+}

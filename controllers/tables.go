@@ -1,0 +1,112 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/specs"
+)
+
+// LoadPipeline validates a spec file as ldp validate does and returns its Pipeline.
+func LoadPipeline(path string) (*v1.Pipeline, error) {
+	obj, err := specs.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := obj.(*v1.Pipeline)
+	if !ok {
+		return nil, ldperr.Configf(path, "is a %s; this command takes a Pipeline (a dataset config)", obj.ObjectKind())
+	}
+	return p, nil
+}
+
+// targetTable validates a spec and loads its Iceberg target table, read-only; what names the
+// command's subject in the error for a file target ("snapshots", "commits").
+func targetTable(ctx context.Context, path, what string) (*v1.Pipeline, *table.Table, error) {
+	p, err := LoadPipeline(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !p.IsIceberg() {
+		return nil, nil, ldperr.Configf(path, "writes a %s file, which has no %s; %s are for ICEBERG targets", p.Metadata.Target.Format, what, what)
+	}
+	cat, err := lake.OpenReadOnly(ctx, p.Metadata.Target.Catalog, p.BaseDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cat.Close()
+	tbl, err := cat.Load(ctx, lake.RefOf(p.Metadata.Target))
+	return p, tbl, err
+}
+
+// Snapshot is one snapshot of a table, as ldp snapshots lists it.
+type Snapshot = lake.SnapshotInfo
+
+// Snapshots lists the snapshots of the spec's table, oldest first.
+func Snapshots(ctx context.Context, path string) ([]Snapshot, error) {
+	_, tbl, err := targetTable(ctx, path, "snapshots")
+	if err != nil {
+		return nil, err
+	}
+	snaps := lake.Snapshots(tbl)
+	if snaps == nil {
+		snaps = []Snapshot{}
+	}
+	return snaps, nil
+}
+
+// Commit is one keyed publish on a table's main branch.
+type Commit struct {
+	SnapshotID  int64  `json:"snapshot_id"`
+	TimestampMs int64  `json:"timestamp_ms"`
+	Key         string `json:"idempotency_key"`
+	RunID       string `json:"run_id"`
+	Attempt     string `json:"attempt"`
+	Window      string `json:"logical_window"`
+	Rows        string `json:"rows_added"`
+}
+
+// Commits lists the keyed publishes on main of the spec's table whose key starts with prefix,
+// oldest first: each key appears at most once.
+func Commits(ctx context.Context, path, prefix string) ([]Commit, error) {
+	_, tbl, err := targetTable(ctx, path, "commits")
+	if err != nil {
+		return nil, err
+	}
+	rows := []Commit{}
+	for sn := tbl.CurrentSnapshot(); sn != nil; {
+		props := sn.Summary.Properties
+		if k := props[lake.KeyProp]; k != "" && strings.HasPrefix(k, prefix) {
+			rows = append(rows, Commit{SnapshotID: sn.SnapshotID, TimestampMs: sn.TimestampMs, Key: k, RunID: props[lake.RunIDProp],
+				Attempt: props[lake.AttemptProp], Window: props[lake.WindowProp], Rows: props["added-records"]})
+		}
+		if sn.ParentSnapshotID == nil {
+			break
+		}
+		sn = tbl.SnapshotByID(*sn.ParentSnapshotID)
+	}
+	slices.Reverse(rows)
+	return rows, nil
+}
+
+// SinksFor returns a pipeline's event sinks: its ledger and the sinks its spec declares.
+func SinksFor(p *v1.Pipeline, version string, getenv func(string) string) []ledger.Sink {
+	var ss []ledger.SinkSpec
+	if o := p.Metadata.Observability; o != nil {
+		for _, s := range o.Sinks {
+			spec := ledger.SinkSpec{Type: s.Type, Path: s.Path, URL: s.URL, APIKeyEnv: s.APIKeyEnv, Namespace: s.Namespace}
+			if s.TimeoutS != nil {
+				spec.TimeoutS = *s.TimeoutS
+			}
+			ss = append(ss, spec)
+		}
+	}
+	return ledger.SinksFor(p.Path, ss, version, getenv)
+}

@@ -1,0 +1,216 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/dbt"
+	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/maintain"
+	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/internal/specs"
+	"github.com/ldp-dev/ldp/internal/window"
+)
+
+// The pipeline-level verbs (ldp run, maintain, catalog) go through these, so that the command
+// line drives the data plane only through controllers.
+
+// PipelineResult is what one ldp run did.
+type PipelineResult = pipeline.Result
+
+// Pipeline run statuses, as a PipelineResult says them.
+const (
+	PipelinePublished        = pipeline.StatusPublished
+	PipelineSkippedDuplicate = pipeline.StatusSkippedDuplicate
+)
+
+// DefaultLockTimeout is how long a write waits for its table's lock by default.
+const DefaultLockTimeout = lake.DefaultLockTimeout
+
+// PipelineRun is how one pipeline run goes (the flags of ldp run).
+type PipelineRun struct {
+	Mode        string
+	Window      v1.LogicalWindow
+	RunID       string
+	Attempt     int
+	Key         string
+	LockTimeout time.Duration
+	// Log receives the checks' lines and warnings; Getenv the environment the sinks read.
+	Log     io.Writer
+	Getenv  func(string) string
+	Version string
+	// Hook is the publish's test seam (LDP_FAULT).
+	Hook func(string)
+}
+
+// RunPipeline runs p once, with its sinks: published exactly once with a window or a run id.
+func RunPipeline(ctx context.Context, p *v1.Pipeline, o PipelineRun) (*PipelineResult, error) {
+	opts := pipeline.Options{Mode: o.Mode, Window: o.Window, Log: o.Log, RunID: o.RunID, Attempt: o.Attempt, Key: o.Key, Hook: o.Hook,
+		LockTimeout: o.LockTimeout, Sinks: SinksFor(p, o.Version, o.Getenv), Version: o.Version,
+		Warn: func(m string) { fmt.Fprintln(o.Log, "warning: "+m) }}
+	return pipeline.Run(ctx, p, opts)
+}
+
+// PipelineWarnings are what a run of p for w should say before it starts.
+func PipelineWarnings(p *v1.Pipeline, w v1.LogicalWindow) []string { return pipeline.Warnings(p, w) }
+
+// MaintainReport is what ldp maintain found and did.
+type MaintainReport = maintain.Report
+
+// Maintain runs maintenance on the table of the spec at path, as a maintain task m says.
+func Maintain(ctx context.Context, path string, m *v1.MaintainTask) (*MaintainReport, error) {
+	p, _, err := targetTable(ctx, path, "maintenance")
+	if err != nil {
+		return nil, err
+	}
+	cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
+	if err != nil {
+		return nil, err
+	}
+	defer cat.Close()
+	return maintain.Run(ctx, cat, lake.RefOf(p.Metadata.Target), OptionsOf(m))
+}
+
+// CatalogStep is one step of ldp catalog test.
+type CatalogStep = lake.Step
+
+// CatalogTest walks what ldp needs of the catalog of the spec at path (its target's, or its
+// Iceberg source's): connect, list namespaces, create and drop a scratch table. It returns the
+// catalog's identifier and the steps, each ok or what failed.
+func CatalogTest(ctx context.Context, path string) (string, []CatalogStep, error) {
+	p, err := LoadPipeline(path)
+	if err != nil {
+		return "", nil, err
+	}
+	c := p.Metadata.Target.Catalog
+	if c == nil {
+		c = p.Metadata.Source.Catalog
+	}
+	if c == nil {
+		return "", nil, ldperr.Configf(p.Path, "it reads and writes files (%s to %s): there is no catalog to test", p.Metadata.Source.Format, p.Metadata.Target.Format)
+	}
+	steps := []CatalogStep{{What: "connect to catalog " + c.Identifier}}
+	cat, err := lake.Open(ctx, c, p.BaseDir)
+	if err != nil {
+		steps[0].Error = err.Error()
+		return c.Identifier, steps, nil
+	}
+	defer cat.Close()
+	return c.Identifier, append(steps, cat.Check(ctx, c.NamespaceName())...), nil
+}
+
+// CatalogRegister puts the target table of the spec at path back in its catalog (lake's
+// Register), and says which table, in which catalog, at which metadata file.
+func CatalogRegister(ctx context.Context, path, metadata string) (table, catalog, file string, err error) {
+	p, err := LoadPipeline(path)
+	if err != nil {
+		return "", "", "", err
+	}
+	if !p.IsIceberg() {
+		return "", "", "", ldperr.Configf(p.Path, "its target is a %s file: there is no table to register", p.Metadata.Target.Format)
+	}
+	cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
+	if err != nil {
+		return "", "", "", err
+	}
+	defer cat.Close()
+	ref := lake.RefOf(p.Metadata.Target)
+	loc, err := cat.Register(ctx, ref, metadata)
+	return ref.String(), cat.Identifier, loc, err
+}
+
+// Routes lists the routes a Pipeline can take (source format -> target format), sorted.
+func Routes() []string {
+	var out []string
+	for _, r := range pipeline.Routes() {
+		out = append(out, r.String())
+	}
+	return out
+}
+
+// PipelinePlan is what ldp plan says a run of a Pipeline would do.
+type PipelinePlan = pipeline.Plan
+
+// PlanPipeline plans a run of p for w without running it.
+func PlanPipeline(p *v1.Pipeline, w v1.LogicalWindow) (*PipelinePlan, error) {
+	return pipeline.MakePlan(p, w)
+}
+
+// ParseWindow reads a --window value (START/END or a shortcut) in loc, counting shortcuts
+// from now.
+func ParseWindow(s string, loc *time.Location, now time.Time) (v1.LogicalWindow, error) {
+	return window.Parse(s, loc, now)
+}
+
+// PipelineLocation is the time zone of a Pipeline's windows.
+func PipelineLocation(p *v1.Pipeline) (*time.Location, error) {
+	ws, err := window.SpecOf(p.Metadata.Window)
+	return ws.Location, err
+}
+
+// DescribeWindow says a window in UTC and in loc.
+func DescribeWindow(w v1.LogicalWindow, loc *time.Location) string { return window.Describe(w, loc) }
+
+// LedgerEvent is one event of the run ledger; RunSummary one run, as ldp runs shows it.
+type (
+	LedgerEvent = ledger.Event
+	RunSummary  = ledger.RunSummary
+)
+
+// LedgerPath finds the ledger a target means: a folder's, a spec's or workflow's (beside it),
+// or a ledger file itself.
+func LedgerPath(target string) (string, error) {
+	info, err := os.Stat(target)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case info.IsDir():
+		return filepath.Join(target, ".ldp", "events.jsonl"), nil
+	case strings.HasSuffix(target, ".jsonl"):
+		return target, nil
+	}
+	return ledger.PathFor(target), nil
+}
+
+// ReadLedger reads the ledger at path, with a warning for each line it had to pass over.
+func ReadLedger(path string) ([]LedgerEvent, []string, error) { return ledger.Read(path) }
+
+// Runs folds a ledger's events into runs, newest first: the last attempt of each, or every
+// attempt.
+func Runs(events []LedgerEvent, attempts bool) []RunSummary {
+	return ledger.Summarize(events, attempts)
+}
+
+// CheckModel binds a SQL model's query against its inputs' columns for window w, and returns
+// the inputs that have no table yet (the query is then checked when it runs).
+func CheckModel(ctx context.Context, p *v1.Pipeline, w v1.LogicalWindow) ([]string, error) {
+	return pipeline.CheckModel(ctx, p, w)
+}
+
+// ValidationReport is what checking a set of spec files found; SkippedFile one file passed over.
+type (
+	ValidationReport = specs.Report
+	SkippedFile      = specs.Skipped
+)
+
+// Validate discovers and checks the spec files under paths, each once, following workflow
+// tasks into the files they name.
+func Validate(paths []string) (*ValidationReport, error) { return specs.Check(paths) }
+
+// DbtConfigFile is the file of a dbt project that names the tables it reads.
+const DbtConfigFile = dbt.ConfigFile
+
+// DbtBlockedQuality is the status of a dbt run that only its data tests held back.
+const DbtBlockedQuality = dbt.BlockedQuality
+
+// DbtLedger is the ledger of a dbt project run by itself (ldp dbt build|test).
+func DbtLedger(project string) string { return ledger.PathFor(filepath.Join(project, dbt.ConfigFile)) }
