@@ -6,7 +6,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-rest demo bench fmt fmtcheck vet fuzz clean
+.PHONY: help build test test-rest demo bench fmt fmtcheck sizecheck vet fuzz clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -14,7 +14,7 @@ help: ## List the targets
 build: ## Build bin/ldp
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ldp
 
-test: fmtcheck vet ## Check formatting, vet, and run every test (the concurrent backfill also under -race)
+test: fmtcheck vet sizecheck ## Check formatting, vet, file sizes, and run every test (the concurrent backfill also under -race)
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -run 'Group|Backfill' ./internal/lake ./controllers
 
@@ -31,6 +31,12 @@ bench: build ## Measure ldp against its references and write docs/benchmarks.md 
 
 fmt: ## Format the code
 	gofmt -w $$(git ls-files '*.go')
+
+# No tracked file may pass 5 MB: build outputs and data sets stay out of the repository (a
+# 182 MB binary was committed once).
+sizecheck:
+	@big=$$(git ls-files -z | xargs -0 -r du -k --apparent-size 2>/dev/null | awk '$$1 > 5120 {print $$2}'); \
+	if [ -n "$$big" ]; then echo "tracked files over 5 MB (keep them out of git, in .gitignore):"; echo "$$big"; exit 1; fi
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -46,9 +46,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 				return err
 			}
 			if dryRun {
-				if printPlans(s.Out, plansOf(res)) == 0 {
-					fmt.Fprintln(s.Out, "nothing to do: every window is done")
-				}
+				printDiff(s.Out, plansOf(res)) // what ldp diff prints: the same Reconcile
 				return badObjects(res)
 			}
 			if f.json {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
@@ -45,12 +43,7 @@ run, 1 an error.`,
 					return err
 				}
 			} else {
-				printPlans(s.Out, plans)
-				if pending == 0 {
-					fmt.Fprintln(s.Out, "nothing to do: every window is done")
-				} else {
-					fmt.Fprintf(s.Out, "%d %s would run\n", pending, plural(pending, "window", "windows"))
-				}
+				printDiff(s.Out, plans)
 			}
 			if bad := badObjects(res); bad != nil {
 				return bad

@@ -70,6 +70,16 @@ func badObjects(res *controllers.ReconcileResult) error {
 	return bad
 }
 
+// printDiff writes the plans and how many windows would run: ldp diff's output, and ldp apply
+// --dry-run's.
+func printDiff(w io.Writer, plans []objectPlan) {
+	if pending := printPlans(w, plans); pending == 0 {
+		fmt.Fprintln(w, "nothing to do: every window is done")
+	} else {
+		fmt.Fprintf(w, "%d %s would run\n", pending, plural(pending, "window", "windows"))
+	}
+}
+
 // printPlans writes plans window by window and task by task, and returns the windows that
 // would run.
 func printPlans(w io.Writer, plans []objectPlan) int {
