@@ -63,7 +63,8 @@ type BackfillResult struct {
 	Windows  []BackfillWindow       `json:"windows"`
 	States   map[v1.WindowState]int `json:"states"`
 	Counts   map[WindowOutcome]int  `json:"counts"`
-	ExitCode int                    `json:"exit_code"`
+	// Outcome folds the windows' outcomes: failed, blocked or succeeded.
+	Outcome v1.Outcome `json:"outcome"`
 }
 
 // Backfill runs every window of a range of wf that is not done. Everything is checked, the
@@ -119,11 +120,12 @@ func (r *Runner) Backfill(ctx context.Context, wf *Workflow, o BackfillOptions) 
 	} else {
 		r.runGrouped(ctx, wf, res, o)
 	}
+	res.Outcome = v1.Succeeded
 	switch {
 	case res.Counts[OutcomeFailed] > 0:
-		res.ExitCode = ldperr.ExitFailed
+		res.Outcome = v1.Failed
 	case res.Counts[OutcomeBlocked] > 0:
-		res.ExitCode = ldperr.ExitDataGate
+		res.Outcome = v1.Blocked
 	}
 	return res, nil
 }

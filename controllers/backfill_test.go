@@ -66,8 +66,8 @@ func TestBackfillPublishesSeveralWindowsToACommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Counts[OutcomePublished] != days-1 || res.Counts[OutcomeFailed] != 1 || res.ExitCode != 1 {
-		t.Fatalf("counts %v exit %d, want %d published and 1 failed, exit 1", res.Counts, res.ExitCode, days-1)
+	if res.Counts[OutcomePublished] != days-1 || res.Counts[OutcomeFailed] != 1 || res.Outcome != v1.Failed {
+		t.Fatalf("counts %v outcome %s, want %d published and 1 failed, failed", res.Counts, res.Outcome, days-1)
 	}
 	if w := res.Windows[4]; w.Outcome != OutcomeFailed || statuses(w.Result) != "a=succeeded b=failed" {
 		t.Errorf("fifth window %s: %s", w.Outcome, statuses(w.Result))

@@ -176,19 +176,8 @@ func (r *Result) Reason() string {
 	return ""
 }
 
-// ExitCode is the exit code of the run's outcome: 1 failed, 3 blocked by a data gate, else 0.
-func (res *Result) ExitCode() int { return ExitCodeOf(reconcile.Fold(res.outcomes())) }
-
-// ExitCodeOf maps a run's outcome to the exit code of docs/cli.md.
-func ExitCodeOf(o v1.Outcome) int {
-	switch o {
-	case v1.Failed:
-		return ldperr.ExitFailed
-	case v1.Blocked:
-		return ldperr.ExitDataGate
-	}
-	return ldperr.ExitOK
-}
+// Outcome folds the run's task outcomes: failed, blocked or succeeded.
+func (res *Result) Outcome() v1.Outcome { return reconcile.Fold(res.outcomes()) }
 
 // RunOptions are the run of one window.
 type RunOptions struct {

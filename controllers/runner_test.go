@@ -72,8 +72,8 @@ func TestMiddleOfTheChainFails(t *testing.T) {
 	if got := statuses(res); got != "a=succeeded b=failed c=upstream_failed d=succeeded" {
 		t.Fatalf("outcomes %s", got)
 	}
-	if res.ExitCode() != 1 || res.Status != v1.Failed {
-		t.Errorf("exit %d status %s, want 1 failed", res.ExitCode(), res.Status)
+	if res.Outcome() != v1.Failed || res.Status != v1.Failed {
+		t.Errorf("outcome %s status %s, want failed", res.Outcome(), res.Status)
 	}
 	events, _, _ := ledger.Read(wf.Ledger)
 	last := LastRuns(events, wf.Name)[aug1.String()]
@@ -91,8 +91,8 @@ func TestMiddleOfTheChainFails(t *testing.T) {
 	// Fix the cause and resume as the next attempt of the same run.
 	put(t, dir, "drops/b_2026-08-01.csv", "id,v\n2,20\n")
 	res2 := r.Run(ctx, wf, aug1, RunOptions{Plan: &plan, RunID: plan.LastRun.RunID, Attempt: plan.LastRun.Attempt + 1})
-	if got := statuses(res2); got != "a=skipped b=succeeded c=succeeded d=skipped" || res2.ExitCode() != 0 {
-		t.Errorf("resume outcomes %s exit %d", got, res2.ExitCode())
+	if got := statuses(res2); got != "a=skipped b=succeeded c=succeeded d=skipped" || res2.Outcome() != v1.Succeeded {
+		t.Errorf("resume outcomes %s, run %s", got, res2.Outcome())
 	}
 	obs, _ = Observe(ctx, wf)
 	if p := reconcile.Plan(wf.Object(), []v1.LogicalWindow{aug1}, obs, reconcile.Options{}); reconcile.Pending(p) {
@@ -161,8 +161,8 @@ func TestConfigErrorsAndGatesAreNotRetried(t *testing.T) {
 			t.Errorf("%s was tried %d times", tr.ID, tr.Attempts)
 		}
 	}
-	if got := statuses(res); got != "a=succeeded b=blocked c=upstream_failed d=failed" || res.ExitCode() != 1 {
-		t.Errorf("outcomes %s exit %d", got, res.ExitCode())
+	if got := statuses(res); got != "a=succeeded b=blocked c=upstream_failed d=failed" || res.Outcome() != v1.Failed {
+		t.Errorf("outcomes %s, run %s", got, res.Outcome())
 	}
 }
 

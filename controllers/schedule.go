@@ -109,9 +109,10 @@ type FileTick struct {
 
 // TickResult is a whole tick.
 type TickResult struct {
-	Locked   string     `json:"locked,omitempty"`
-	Files    []FileTick `json:"files"`
-	ExitCode int        `json:"exit_code"`
+	Locked string     `json:"locked,omitempty"`
+	Files  []FileTick `json:"files"`
+	// Outcome folds the tick's runs and files: failed, blocked or succeeded.
+	Outcome v1.Outcome `json:"outcome"`
 }
 
 // LockPath is the lock every tick (and ldp watch) takes on a folder.
@@ -160,7 +161,7 @@ func (r *Runner) tick(ctx context.Context, found []Scheduled, now time.Time, max
 	}
 	rec, err := (&Reconciler{Runner: r}).Reconcile(ctx, Request{Objects: found, Now: now, Due: true, MaxWindows: maxWindows})
 	if err != nil {
-		return &TickResult{Files: []FileTick{}, ExitCode: ldperr.ExitFailed}, 0
+		return &TickResult{Files: []FileTick{}, Outcome: v1.Failed}, 0
 	}
 	res := &TickResult{Files: []FileTick{}}
 	for _, o := range rec.Objects {
@@ -173,7 +174,7 @@ func (r *Runner) tick(ctx context.Context, found []Scheduled, now time.Time, max
 		}
 		res.Files = append(res.Files, ft)
 	}
-	res.ExitCode = ExitCodeOf(rec.Outcome())
+	res.Outcome = rec.Outcome()
 	return res, rec.RequeueAfter
 }
 
@@ -252,15 +253,4 @@ func sharedCatalog(ctx context.Context, wf *Workflow) (*lake.Catalog, error) {
 		cat.Close()
 	}
 	return nil, ldperr.Configf(wf.File, "leases need a catalog of type sql on PostgreSQL among the workflow's targets; without one, tick without --leases (the folder lock divides the work)")
-}
-
-// Worse folds two exit codes into the one that says more: 1 over 3 over 0.
-func Worse(a, b int) int {
-	if a == ldperr.ExitFailed || b == ldperr.ExitFailed {
-		return ldperr.ExitFailed
-	}
-	if a == ldperr.ExitDataGate || b == ldperr.ExitDataGate {
-		return ldperr.ExitDataGate
-	}
-	return ldperr.ExitOK
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/flock"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
@@ -253,7 +254,7 @@ func (w *Watcher) record(res *TickResult) {
 	for _, f := range res.Files {
 		for _, r := range f.Ran {
 			m.windows[outcomeOf(r)]++
-			if r.ExitCode() == 0 {
+			if r.Status == v1.Succeeded {
 				m.lastSuccess[r.Workflow] = w.Now()
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 func newApplyCmd(s *streams) *cobra.Command {
@@ -62,10 +61,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 			if bad := badObjects(res); bad != nil {
 				return bad
 			}
-			if code := controllers.ExitCodeOf(res.Outcome()); code != 0 {
-				return ldperr.Silent(code)
-			}
-			return nil
+			return outcomeExit(res.Outcome())
 		},
 	}
 	addReconcileFlags(cmd, f)

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 func newBackfillCmd(s *streams) *cobra.Command {
@@ -73,7 +72,7 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 			}
 			switch {
 			case asJSON:
-				if err := writeJSON(s.Out, res); err != nil {
+				if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
 					return err
 				}
 			case o.DryRun:
@@ -83,10 +82,7 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 			default:
 				fmt.Fprintf(s.Out, "%s: %d %s: %s\n", res.Workflow, len(res.Windows), plural(len(res.Windows), "window", "windows"), counts(res.Counts))
 			}
-			if res.ExitCode != 0 {
-				return ldperr.Silent(res.ExitCode)
-			}
-			return nil
+			return outcomeExit(res.Outcome)
 		},
 	}
 	cmd.Flags().StringVar(&o.From, "from", "", "the first window (a date or ISO-8601 time)")

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 func newCatalogCmd(s *streams) *cobra.Command {
@@ -48,7 +47,7 @@ Exit status: 0 every step worked, 1 a step failed.`,
 				}
 			}
 			if failed {
-				return ldperr.Silent(ldperr.ExitFailed)
+				return failedExit()
 			}
 			return nil
 		},

@@ -73,7 +73,7 @@ dbt's own output goes to standard error.`, controllers.DbtConfigFile, command, w
 					return werr
 				}
 				if err != nil {
-					return ldperr.Silent(ldperr.ExitCode(err))
+					return ldperr.Silent(exitCode(err))
 				}
 				return nil
 			}

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 func newDiffCmd(s *streams) *cobra.Command {
@@ -48,10 +47,7 @@ run, 1 an error.`,
 			if bad := badObjects(res); bad != nil {
 				return bad
 			}
-			if pending > 0 {
-				return ldperr.Silent(ldperr.ExitChanges)
-			}
-			return nil
+			return changesExit(pending)
 		},
 	}
 	addReconcileFlags(cmd, f)

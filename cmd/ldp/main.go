@@ -71,5 +71,5 @@ func run(ctx context.Context, args []string, s *streams) int {
 			fmt.Fprintf(s.Err, "ldp: %s\n", redact.String(err.Error()))
 		}
 	}
-	return ldperr.ExitCode(err)
+	return exitCode(err)
 }

@@ -8,7 +8,6 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 func newPlanCmd(s *streams) *cobra.Command {
@@ -49,7 +48,7 @@ Exit status: 0 when the plan holds no error, 1 otherwise.`,
 				printPlan(s.Out, pl, win)
 			}
 			if len(pl.Errors) > 0 {
-				return ldperr.Silent(ldperr.ExitFailed)
+				return failedExit()
 			}
 			return nil
 		},

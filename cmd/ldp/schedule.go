@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 func newScheduleCmd(s *streams) *cobra.Command {
@@ -74,7 +73,7 @@ not be ticked, or a scheduled file is not valid.`,
 				return err
 			}
 			if asJSON {
-				if err := writeJSON(s.Out, res); err != nil {
+				if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
 					return err
 				}
 			}
@@ -100,10 +99,7 @@ not be ticked, or a scheduled file is not valid.`,
 					fmt.Fprintf(s.Out, "%s: %d more %s wait for the next tick\n", displayPath(f.File), f.Waiting, plural(f.Waiting, "window", "windows"))
 				}
 			}
-			if res.ExitCode != 0 {
-				return ldperr.Silent(res.ExitCode)
-			}
-			return nil
+			return outcomeExit(res.Outcome)
 		},
 	}
 	cmd.Flags().StringVar(&nowFlag, "now", "", "tick as if it were this time, ISO-8601 (default: now)")
@@ -155,7 +151,7 @@ It takes no lock and writes nothing.`,
 				fmt.Fprintf(s.Out, "nothing is scheduled under %s\n", displayPath(args[0]))
 			}
 			if bad {
-				return ldperr.Silent(ldperr.ExitFailed)
+				return failedExit()
 			}
 			return nil
 		},

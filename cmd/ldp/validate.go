@@ -84,7 +84,7 @@ func (o *validateOptions) run() error {
 		}
 	}
 	if len(problems) > 0 {
-		return ldperr.Silent(ldperr.ExitFailed)
+		return failedExit()
 	}
 	return nil
 }

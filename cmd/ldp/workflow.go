@@ -9,7 +9,6 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 func newWorkflowCmd(s *streams) *cobra.Command {
@@ -151,10 +150,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 			} else {
 				printResult(s, res)
 			}
-			if c := res.ExitCode(); c != 0 {
-				return ldperr.Silent(c)
-			}
-			return nil
+			return outcomeExit(res.Outcome())
 		},
 	}
 	cmd.Flags().StringVar(&win, "window", "", "the window: START/END, yesterday, last-week or last-month")
