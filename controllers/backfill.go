@@ -71,7 +71,7 @@ type BackfillResult struct {
 // keys on main read with one walk of each table, and the ledger read, before anything runs;
 // nothing is created. A window that fails or is blocked does not stop the others unless
 // StopOnFailure. A backfill does not carry a run on: each window it runs is a run of its own.
-func (r *Runner) Backfill(ctx context.Context, wf *Workflow, o BackfillOptions) (*BackfillResult, error) {
+func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*BackfillResult, error) {
 	if o.MaxWindows <= 0 {
 		o.MaxWindows = 1000
 	}
@@ -132,7 +132,7 @@ func (r *Runner) Backfill(ctx context.Context, wf *Workflow, o BackfillOptions) 
 
 // runInOrder runs the windows one after another, each published on its own; with
 // StopOnFailure the first failure leaves the rest not run.
-func (r *Runner) runInOrder(ctx context.Context, wf *Workflow, res *BackfillResult, o BackfillOptions) {
+func (r *Runner) runInOrder(ctx context.Context, wf *Object, res *BackfillResult, o BackfillOptions) {
 	stopped := false
 	for i := range res.Windows {
 		bw := &res.Windows[i]
@@ -159,7 +159,7 @@ func (r *Runner) runInOrder(ctx context.Context, wf *Workflow, res *BackfillResu
 // runGrouped runs several windows at once and publishes the appends of the windows that are
 // ready together, several to a catalog commit (each still its own snapshot and key). Each
 // window is still a run of its own with its own events; progress is reported in window order.
-func (r *Runner) runGrouped(ctx context.Context, wf *Workflow, res *BackfillResult, o BackfillOptions) {
+func (r *Runner) runGrouped(ctx context.Context, wf *Object, res *BackfillResult, o BackfillOptions) {
 	size := o.Batch
 	if size <= 0 {
 		size = lake.DefaultGroupSize

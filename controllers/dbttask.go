@@ -23,7 +23,7 @@ func init() { Register(v1.TaskDbt, dbtKind{}) }
 type dbtKind struct{}
 
 // Evidence: nothing on main vouches for a dbt build, only its last run.
-func (dbtKind) Evidence(*Workflow, v1.Task) reconcile.Evidence { return reconcile.ByLastRun }
+func (dbtKind) Evidence(*Object, v1.Task) reconcile.Evidence { return reconcile.ByLastRun }
 
 func (dbtKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error) {
 	d := tc.Task.Dbt
@@ -127,7 +127,7 @@ type DbtPlan struct {
 }
 
 // PlanDbt checks a dbt task's project and finds dbt, without running anything.
-func PlanDbt(wf *Workflow, t v1.Task, w v1.LogicalWindow) (*DbtPlan, error) {
+func PlanDbt(wf *Object, t v1.Task, w v1.LogicalWindow) (*DbtPlan, error) {
 	d := t.Dbt
 	project := filepath.Join(filepath.Dir(wf.File), d.Project)
 	cfg, err := dbt.Load(project)
@@ -169,7 +169,7 @@ func dbtVars(own map[string]any, w v1.LogicalWindow) map[string]any {
 
 // dbtReads are the tables a dbt task's project reads (the sources of its ldp_dbt.json), as
 // target identities; none when the project cannot be read (the plan reports that itself).
-func dbtReads(wf *Workflow, t v1.Task) []string {
+func dbtReads(wf *Object, t v1.Task) []string {
 	cfg, err := dbt.Load(filepath.Join(filepath.Dir(wf.File), t.Dbt.Project))
 	if err != nil {
 		return nil

@@ -13,7 +13,7 @@ import (
 
 // Size is the window size of a workflow: metadata.window.size, else the one its schedule means
 // (@hourly and 0 * * * * an hour, @daily and 0 0 * * * a day); "" when neither says.
-func (w *Workflow) Size() string {
+func (w *Object) Size() string {
 	if w.Window.Size != "" {
 		return w.Window.Size
 	}
@@ -34,7 +34,7 @@ type Desired struct {
 }
 
 // Windows returns the windows wf should have.
-func (d Desired) Windows(wf *Workflow) ([]v1.LogicalWindow, error) {
+func (d Desired) Windows(wf *Object) ([]v1.LogicalWindow, error) {
 	loc := wf.Window.Location
 	switch {
 	case d.Window != "":
@@ -79,7 +79,7 @@ func (d Desired) Windows(wf *Workflow) ([]v1.LogicalWindow, error) {
 // DueWindow is the window the latest fire of wf's schedule at or before now owns: with a window
 // size, the last complete window of that size ending at or before the fire; without one, the
 // interval from the previous fire to this one.
-func DueWindow(wf *Workflow, now time.Time) (v1.LogicalWindow, error) {
+func DueWindow(wf *Object, now time.Time) (v1.LogicalWindow, error) {
 	spec, err := cronx.Parse(wf.Schedule)
 	if err != nil {
 		return v1.LogicalWindow{}, err

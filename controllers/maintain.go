@@ -32,7 +32,7 @@ type maintainKind struct{}
 
 // Evidence: maintenance is never done for a window; it runs whenever its window does and
 // decides nothing of the window's state.
-func (maintainKind) Evidence(*Workflow, v1.Task) reconcile.Evidence { return reconcile.Nothing }
+func (maintainKind) Evidence(*Object, v1.Task) reconcile.Evidence { return reconcile.Nothing }
 
 func (maintainKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error) {
 	p := tc.Workflow.Pipelines[tc.Task.ID]

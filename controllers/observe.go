@@ -20,7 +20,7 @@ import (
 // Observe reads what is done for wf: the keys on main of each table its tasks publish to (one
 // walk of each table's history for the whole plan) and, from the ledger, the last run of each
 // window. Nothing is created: a table or catalog that does not exist holds no key.
-func Observe(ctx context.Context, wf *Workflow) (reconcile.Observed, error) {
+func Observe(ctx context.Context, wf *Object) (reconcile.Observed, error) {
 	o := new(Observer)
 	defer o.Close()
 	return o.Observe(ctx, wf)
@@ -67,9 +67,9 @@ type ledgerState struct {
 }
 
 // Observe is the package's Observe, with the ledger read incrementally.
-func (o *Observer) Observe(ctx context.Context, wf *Workflow) (reconcile.Observed, error) {
+func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed, error) {
 	obs := reconcile.Observed{Keys: map[string]map[string]bool{}, LastRuns: map[string]reconcile.LastRun{}}
-	for _, t := range wf.Object().Tasks {
+	for _, t := range wf.Planning().Tasks {
 		if !t.Keyed() || obs.Keys[t.Target] != nil {
 			continue
 		}

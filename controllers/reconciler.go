@@ -58,7 +58,7 @@ type ObjectResult struct {
 	// Problems (an invalid spec) or Err (planning failed) mean nothing was planned.
 	Problems []schemas.Problem `json:"-"`
 	Err      error             `json:"-"`
-	WF       *Workflow         `json:"-"`
+	WF       *Object         `json:"-"`
 }
 
 // Outcome folds the object's runs: failed if planning failed or a run failed, else blocked if
@@ -189,7 +189,7 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Path, err)
 	}
-	return reconcile.Plan(s.WF.Object(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now}), nil
+	return reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now}), nil
 }
 
 // runObject runs, one by one, the windows of an object's plan that run now.

@@ -29,7 +29,7 @@ const (
 
 // TaskContext is what a task kind gets for one attempt.
 type TaskContext struct {
-	Workflow *Workflow
+	Workflow *Object
 	Task     v1.Task
 	Window   v1.LogicalWindow
 	RunID    string
@@ -47,7 +47,7 @@ type TaskContext struct {
 type TaskKind interface {
 	// Evidence says what can vouch that task t of wf did its work for a window: planning
 	// reads it, and never a kind's name.
-	Evidence(wf *Workflow, t v1.Task) reconcile.Evidence
+	Evidence(wf *Object, t v1.Task) reconcile.Evidence
 	// Run runs one attempt. An error is a failure, or a data gate (ldperr.IsDataGate).
 	Run(ctx context.Context, tc TaskContext) (TaskOutput, error)
 }
@@ -196,7 +196,7 @@ func TaskRunID(workflowRunID, taskID string) string { return workflowRunID + "/"
 
 // Run runs the tasks of wf for one window, one at a time in dependency order. A task that fails
 // or is blocked makes its dependants upstream_failed; independent tasks still run.
-func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o RunOptions) *Result {
+func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunOptions) *Result {
 	r.defaults()
 	if o.RunID == "" && o.Plan != nil && o.Plan.Continue != nil {
 		// The plan decided this window continues its last run, as its next attempt.
@@ -228,7 +228,7 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 		byID[t.ID] = t
 	}
 	wrote := false
-	for _, rt := range reconcile.Order(wf.Object().Tasks) {
+	for _, rt := range reconcile.Order(wf.Planning().Tasks) {
 		t := byID[rt.ID]
 		tr := TaskResult{ID: t.ID, Kind: t.Kind(), RunID: TaskRunID(o.RunID, t.ID)}
 		for _, d := range t.DependsOn {
@@ -265,7 +265,7 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, w v1.LogicalWindow, o Ru
 }
 
 // runTask runs one task with its retry policy: the same task run id, the attempt counting up.
-func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Workflow, t v1.Task, w v1.LogicalWindow, o RunOptions, upstreamWrote bool, tr *TaskResult) {
+func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, t v1.Task, w v1.LogicalWindow, o RunOptions, upstreamWrote bool, tr *TaskResult) {
 	kind, ok := kinds[t.Kind()]
 	if !ok {
 		tr.Status, tr.Error = v1.Failed, fmt.Sprintf("no task kind %q is registered in this ldp", t.Kind())
@@ -328,7 +328,7 @@ type pipelineKind struct{}
 
 // Evidence: a load into an Iceberg table is vouched for by its key on main; a file export
 // only by its last run.
-func (pipelineKind) Evidence(wf *Workflow, t v1.Task) reconcile.Evidence {
+func (pipelineKind) Evidence(wf *Object, t v1.Task) reconcile.Evidence {
 	if wf.TableOf(t) != nil {
 		return reconcile.ByKey
 	}

@@ -35,7 +35,7 @@ func pipelineSpec(name string) string {
 }
 
 // chainWorkflow writes a workflow of four pipeline tasks: a -> b -> c, and d on its own.
-func chainWorkflow(t *testing.T, retries string) (string, *Workflow) {
+func chainWorkflow(t *testing.T, retries string) (string, *Object) {
 	t.Helper()
 	dir := t.TempDir()
 	for _, n := range []string{"a", "b", "c", "d"} {
@@ -84,7 +84,7 @@ func TestMiddleOfTheChainFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := reconcile.Plan(wf.Object(), []v1.LogicalWindow{aug1}, obs, reconcile.Options{})[0]
+	plan := reconcile.Plan(wf.Planning(), []v1.LogicalWindow{aug1}, obs, reconcile.Options{})[0]
 	if plan.State != v1.StateFailed || plan.Action != v1.ActionResume {
 		t.Errorf("plan %s/%s, want failed/resume", plan.State, plan.Action)
 	}
@@ -95,7 +95,7 @@ func TestMiddleOfTheChainFails(t *testing.T) {
 		t.Errorf("resume outcomes %s, run %s", got, res2.Outcome())
 	}
 	obs, _ = Observe(ctx, wf)
-	if p := reconcile.Plan(wf.Object(), []v1.LogicalWindow{aug1}, obs, reconcile.Options{}); reconcile.Pending(p) {
+	if p := reconcile.Plan(wf.Planning(), []v1.LogicalWindow{aug1}, obs, reconcile.Options{}); reconcile.Pending(p) {
 		t.Errorf("after the resume the window is still %s", p[0].State)
 	}
 }
@@ -168,19 +168,19 @@ func TestConfigErrorsAndGatesAreNotRetried(t *testing.T) {
 
 func TestDueWindowOfASchedule(t *testing.T) {
 	paris, _ := time.LoadLocation("Europe/Paris")
-	wf := &Workflow{Schedule: "5 2 * * *", File: "wf.json"}
+	wf := &Object{Schedule: "5 2 * * *", File: "wf.json"}
 	wf.Window.Location, wf.Window.Size = paris, "day"
 	w, err := DueWindow(wf, time.Date(2026, 8, 5, 0, 30, 0, 0, time.UTC)) // 02:30 in Paris
 	if err != nil || w.String() != "2026-08-03T22:00:00Z/2026-08-04T22:00:00Z" {
 		t.Errorf("due window %s, %v; want 4 August in Paris", w, err)
 	}
-	hourly := &Workflow{Schedule: "@hourly"}
+	hourly := &Object{Schedule: "@hourly"}
 	hourly.Window.Location = time.UTC
 	w, _ = DueWindow(hourly, time.Date(2026, 8, 5, 10, 30, 0, 0, time.UTC))
 	if w.String() != "2026-08-05T09:00:00Z/2026-08-05T10:00:00Z" {
 		t.Errorf("hourly due window %s", w)
 	}
-	interval := &Workflow{Schedule: "0 */6 * * *"}
+	interval := &Object{Schedule: "0 */6 * * *"}
 	interval.Window.Location = time.UTC
 	w, _ = DueWindow(interval, time.Date(2026, 8, 5, 13, 0, 0, 0, time.UTC))
 	if w.String() != "2026-08-05T06:00:00Z/2026-08-05T12:00:00Z" {

@@ -60,7 +60,7 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 		return nil, err
 	}
 	opts := reconcile.Options{Now: now}
-	for _, p := range reconcile.Plan(wf.Object(), due, obs, opts) {
+	for _, p := range reconcile.Plan(wf.Planning(), due, obs, opts) {
 		if p.Action != v1.ActionSkip {
 			st.Due = append(st.Due, p)
 		}
@@ -91,7 +91,7 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 	for _, w := range due {
 		dueSet[w.String()] = true
 	}
-	for _, p := range reconcile.Plan(wf.Object(), all, obs, opts) {
+	for _, p := range reconcile.Plan(wf.Planning(), all, obs, opts) {
 		if p.Action != v1.ActionSkip && !dueSet[p.Window.String()] && len(st.Missed) < maxWindows {
 			st.Missed = append(st.Missed, p)
 		}
@@ -101,7 +101,7 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 
 // ended says how a window's last run ended: its outcome (reconcile's fold), or incomplete when
 // it stopped before every task ran, or unfinished when it never finished.
-func ended(l reconcile.LastRun, wf *Workflow) string {
+func ended(l reconcile.LastRun, wf *Object) string {
 	if !l.Finished {
 		return "unfinished"
 	}

@@ -23,7 +23,7 @@ const MaxCatchup = 100000
 // schedule (its own, or one its when label means).
 type Scheduled struct {
 	Path     string
-	WF       *Workflow
+	WF       *Object
 	Catchup  bool
 	Start    time.Time
 	Problems []schemas.Problem
@@ -37,7 +37,7 @@ func DiscoverScheduled(dir string) ([]Scheduled, error) {
 
 // WindowOfFire is the window a fire owns: with a window size, the last complete window of that
 // size ending at or before the fire; without one, the interval since the previous fire.
-func WindowOfFire(wf *Workflow, fire time.Time) (v1.LogicalWindow, error) {
+func WindowOfFire(wf *Object, fire time.Time) (v1.LogicalWindow, error) {
 	loc := wf.Window.Location
 	if size := wf.Size(); size != "" {
 		end, err := window.Floor(fire, size, loc)
@@ -197,7 +197,7 @@ func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Schedule
 		lease.Release(ctx)
 		return nil, false, err
 	}
-	again := reconcile.Plan(s.WF.Object(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now()})
+	again := reconcile.Plan(s.WF.Planning(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now()})
 	if len(again) == 1 && !again[0].Runs() {
 		lease.Release(ctx)
 		return nil, true, nil
@@ -237,7 +237,7 @@ func (r *Runner) renew(ctx context.Context, lease *lake.Lease) func() {
 
 // sharedCatalog opens the first PostgreSQL catalog a workflow's tasks write to: where its
 // windows' leases live.
-func sharedCatalog(ctx context.Context, wf *Workflow) (*lake.Catalog, error) {
+func sharedCatalog(ctx context.Context, wf *Object) (*lake.Catalog, error) {
 	for _, t := range wf.Tasks {
 		p := wf.Pipelines[t.ID]
 		if p == nil || p.Metadata.Target.Catalog == nil || p.Metadata.Target.Catalog.Type != "sql" {

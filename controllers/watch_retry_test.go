@@ -104,5 +104,5 @@ func keysOn(t *testing.T, dir, name string) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return obs.Keys[wf.Object().Tasks[0].Target]
+	return obs.Keys[wf.Planning().Tasks[0].Target]
 }

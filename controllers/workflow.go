@@ -14,9 +14,10 @@ import (
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
-// Workflow is a loaded workflow: its spec, the dataset configs its tasks name, and where its
-// events go. A dataset config is a workflow of one task.
-type Workflow struct {
+// Object is what controllers reconciles: a loaded workflow, with its spec, the dataset configs
+// its tasks name, and where its events go (a dataset config is a workflow of one task). It is
+// not v1.Workflow, the spec as written: this is that spec resolved and ready to run.
+type Object struct {
 	Name     string
 	File     string
 	Schedule string
@@ -33,18 +34,18 @@ type Workflow struct {
 }
 
 // LoadWorkflow validates a workflow file (or a dataset config) and everything it names.
-func LoadWorkflow(path string) (*Workflow, error) { return loadWorkflow(path, nil) }
+func LoadWorkflow(path string) (*Object, error) { return loadWorkflow(path, nil) }
 
 // loadWorkflow is LoadWorkflow of the file's bytes when data is not nil (discovery has read
 // them already).
-func loadWorkflow(path string, data []byte) (*Workflow, error) {
+func loadWorkflow(path string, data []byte) (*Object, error) {
 	obj, err := specs.LoadBytes(path, data)
 	if err != nil {
 		return nil, err
 	}
 	switch o := obj.(type) {
 	case *v1.Workflow:
-		wf := &Workflow{Name: o.Identifier, File: path, Schedule: o.Metadata.Schedule, Retries: o.Metadata.Retries,
+		wf := &Object{Name: o.Identifier, File: path, Schedule: o.Metadata.Schedule, Retries: o.Metadata.Retries,
 			Tasks: o.Tasks, Pipelines: map[string]*v1.Pipeline{}, Ledger: ledger.PathFor(path)}
 		if wf.Window, err = window.SpecOf(o.Metadata.Window); err != nil {
 			return nil, err
@@ -86,28 +87,28 @@ func loadWorkflow(path string, data []byte) (*Workflow, error) {
 
 // OneTask wraps a dataset config as a workflow of one task, with its schedule, window and
 // retries.
-func OneTask(p *v1.Pipeline) (*Workflow, error) {
+func OneTask(p *v1.Pipeline) (*Object, error) {
 	ws, err := window.SpecOf(p.Metadata.Window)
 	if err != nil {
 		return nil, err
 	}
 	sched, _ := pipeline.Schedule(p)
-	return &Workflow{Name: p.Identifier, File: p.Path, Schedule: sched, Window: ws, Retries: p.Metadata.Retries,
+	return &Object{Name: p.Identifier, File: p.Path, Schedule: sched, Window: ws, Retries: p.Metadata.Retries,
 		Tasks: []v1.Task{{ID: p.Identifier, Pipeline: filepath.Base(p.Path)}}, Pipelines: map[string]*v1.Pipeline{p.Identifier: p},
 		Ledger: ledger.PathFor(p.Path)}, nil
 }
 
 // TableOf is the pipeline whose Iceberg table task t publishes under a key (a load or a SQL
 // model), or nil.
-func (w *Workflow) TableOf(t v1.Task) *v1.Pipeline {
+func (w *Object) TableOf(t v1.Task) *v1.Pipeline {
 	if p := w.Pipelines[t.ID]; (t.Kind() == v1.TaskPipeline || t.Kind() == v1.TaskSQL) && p != nil && p.IsIceberg() {
 		return p
 	}
 	return nil
 }
 
-// Object is the workflow as planning sees it.
-func (w *Workflow) Object() reconcile.Object {
+// Planning is the workflow as planning sees it.
+func (w *Object) Planning() reconcile.Object {
 	obj := reconcile.Object{Name: w.Name, File: w.File}
 	for _, t := range w.Tasks {
 		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn}
@@ -172,7 +173,7 @@ func (p Policy) Wait(n int, r01 float64) time.Duration {
 
 // OrderWarnings lists the tasks that read a table another task writes with no depends_on path
 // between them: they may run in either order.
-func OrderWarnings(w *Workflow) []string {
+func OrderWarnings(w *Object) []string {
 	writers := map[string]string{}
 	for _, t := range w.Tasks {
 		if p := w.TableOf(t); p != nil {
@@ -229,13 +230,13 @@ type OrderedTask struct {
 }
 
 // RunOrder is the workflow's tasks in the order they run (reconcile's order).
-func (w *Workflow) RunOrder(win v1.LogicalWindow) []OrderedTask {
+func (w *Object) RunOrder(win v1.LogicalWindow) []OrderedTask {
 	byID := map[string]v1.Task{}
 	for _, t := range w.Tasks {
 		byID[t.ID] = t
 	}
 	var out []OrderedTask
-	for _, rt := range reconcile.Order(w.Object().Tasks) {
+	for _, rt := range reconcile.Order(w.Planning().Tasks) {
 		ot := OrderedTask{Task: byID[rt.ID]}
 		if rt.Keyed() && !win.IsZero() {
 			ot.Key = rt.Key(win)
