@@ -58,7 +58,7 @@ type ObjectResult struct {
 	// Problems (an invalid spec) or Err (planning failed) mean nothing was planned.
 	Problems []schemas.Problem `json:"-"`
 	Err      error             `json:"-"`
-	WF       *Object         `json:"-"`
+	WF       *Object           `json:"-"`
 }
 
 // Outcome folds the object's runs: failed if planning failed or a run failed, else blocked if
