@@ -15,17 +15,7 @@ import (
 )
 
 // LoadPipeline validates a spec file as ldp validate does and returns its Pipeline.
-func LoadPipeline(path string) (*v1.Pipeline, error) {
-	obj, err := specs.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	p, ok := obj.(*v1.Pipeline)
-	if !ok {
-		return nil, ldperr.Configf(path, "is a %s; this command takes a Pipeline (a dataset config)", obj.ObjectKind())
-	}
-	return p, nil
-}
+func LoadPipeline(path string) (*v1.Pipeline, error) { return specs.LoadPipeline(path) }
 
 // targetTable validates a spec and loads its Iceberg target table, read-only; what names the
 // command's subject in the error for a file target ("snapshots", "commits").

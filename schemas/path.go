@@ -81,8 +81,17 @@ type node struct {
 // index maps every path of a document to its node.
 type index map[string]*node
 
-func buildIndex(root ast.Expr) index {
+// duplicate is a key an object of the document sets twice: where first, and the second time.
+type duplicate struct {
+	path         fieldPath
+	first, again token.Pos
+}
+
+// buildIndex indexes every path of the document, and returns the keys set twice in one object
+// (the first one stays in the index).
+func buildIndex(root ast.Expr) (index, []duplicate) {
 	ix := index{}
+	var dups []duplicate
 	var walk func(p fieldPath, e ast.Expr)
 	walk = func(p fieldPath, e ast.Expr) {
 		switch t := e.(type) {
@@ -97,6 +106,11 @@ func buildIndex(root ast.Expr) index {
 					continue
 				}
 				cp := p.child(name)
+				if prev, seen := ix[cp.key()]; seen {
+					// The second value is not indexed: its keys are no duplicates of their own.
+					dups = append(dups, duplicate{path: cp, first: prev.key, again: f.Label.Pos()})
+					continue
+				}
 				ix[cp.key()] = &node{key: f.Label.Pos(), value: f.Value.Pos(), field: f, expr: f.Value, decls: &t.Elts}
 				walk(cp, f.Value)
 			}
@@ -110,7 +124,7 @@ func buildIndex(root ast.Expr) index {
 	}
 	ix[fieldPath(nil).key()] = &node{value: root.Pos(), expr: root}
 	walk(nil, root)
-	return ix
+	return ix, dups
 }
 
 // lookup finds the node of p, or of its nearest ancestor that exists.

@@ -159,12 +159,17 @@ func validate(data []byte, filename string) Result {
 		r.Problems = append(r.Problems, *perr)
 		return r
 	}
-	if dups := duplicateKeys(expr, filename); len(dups) > 0 {
+	var dups []duplicate
+	r.ix, dups = buildIndex(expr)
+	if len(dups) > 0 {
 		// CUE would unify the two values and report a conflict at 1:1, or merge them quietly.
-		r.Problems = append(r.Problems, dups...)
+		for _, d := range dups {
+			pl, pc := position(d.first)
+			l, c := position(d.again)
+			at(l, c, d.path.String(), fmt.Sprintf("duplicate key %q: it is set already at line %d, column %d; a spec sets each key once", d.path.last(), pl, pc))
+		}
 		return r
 	}
-	r.ix = buildIndex(expr)
 	s, err := schema()
 	if err != nil {
 		at(1, 1, "", "internal error: the embedded schema does not compile: "+err.Error())
@@ -318,47 +323,6 @@ func invalidUTF8(data []byte) (int, int, byte, bool) {
 		i += n
 	}
 	return line, col, 0, false
-}
-
-// duplicateKeys reports each key that an object of the document sets twice, at the second.
-func duplicateKeys(e ast.Expr, filename string) []Problem {
-	var out []Problem
-	var walk func(n ast.Node, at string)
-	walk = func(n ast.Node, at string) {
-		switch x := n.(type) {
-		case *ast.StructLit:
-			first := map[string]ast.Node{}
-			for _, d := range x.Elts {
-				f, ok := d.(*ast.Field)
-				if !ok {
-					continue
-				}
-				name, _, err := ast.LabelName(f.Label)
-				if err != nil {
-					continue
-				}
-				field := name
-				if at != "" {
-					field = at + "." + name
-				}
-				if prev, seen := first[name]; seen {
-					pl, pc := position(prev.Pos())
-					l, c := position(f.Label.Pos())
-					out = append(out, Problem{File: filename, Line: l, Column: c, Field: field,
-						Message: fmt.Sprintf("duplicate key %q: it is set already at line %d, column %d; a spec sets each key once", name, pl, pc)})
-				} else {
-					first[name] = f.Label
-				}
-				walk(f.Value, field)
-			}
-		case *ast.ListLit:
-			for i, el := range x.Elts {
-				walk(el, fmt.Sprintf("%s[%d]", at, i))
-			}
-		}
-	}
-	walk(e, "")
-	return out
 }
 
 func humanBytes(n int) string {

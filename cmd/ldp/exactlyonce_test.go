@@ -331,14 +331,7 @@ func TestStalledAttemptCannotPublishUnderANewKey(t *testing.T) {
 	for _, mode := range []string{"append", "overwrite"} {
 		t.Run(mode, func(t *testing.T) {
 			l := newLake(t, 1)
-			zombie := l.cmd([]string{"LDP_FAULT=extracted:stop"}, "run", mode+".json", "--window", dayWindow(1), "--run-id", "r-stall", "--attempt", "1")
-			var zout bytes.Buffer
-			zombie.Stdout, zombie.Stderr = &zout, &zout
-			if err := zombie.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer zombie.Process.Kill()
-			waitStopped(t, zombie, &zout)
+			zombie, zout := l.startStopped(t, "extracted", "run", mode+".json", "--window", dayWindow(1), "--run-id", "r-stall", "--attempt", "1")
 			// The corrected drop: the same orders, amounts times 100.
 			l.write(t, "orders.csv", "order_id,ordered_at,amount\n1,2026-08-01 01:00:00,1000\n2,2026-08-01 03:00:00,2000\n3,2026-08-01 05:00:00,3000\n4,2026-08-01 07:00:00,4000\n5,2026-08-01 09:00:00,5000\n")
 			code, out, errs := l.run(t, nil, "run", mode+".json", "--window", dayWindow(1), "--run-id", "r-stall", "--attempt", "2", "--idempotency-key", "orders-2026-08-01-v2")
@@ -357,6 +350,21 @@ func TestStalledAttemptCannotPublishUnderANewKey(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startStopped starts ldp with args and waits until it stops itself (SIGSTOP) at the fault
+// point; the process is killed when the test ends.
+func (l *lakeDir) startStopped(t *testing.T, point string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	c := l.cmd([]string{"LDP_FAULT=" + point + ":stop"}, args...)
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill() })
+	waitStopped(t, c, &out)
+	return c, &out
 }
 
 // waitStopped waits until the process c has stopped itself at its fault point.
@@ -379,14 +387,7 @@ func waitStopped(t *testing.T, c *exec.Cmd, out *bytes.Buffer) {
 // waited 876 s). Neither writes anything; once the holder resumes, it publishes.
 func TestLockWaitsEnd(t *testing.T) {
 	l := newLake(t, 2)
-	holder := l.cmd([]string{"LDP_FAULT=staged:stop"}, "run", "overwrite.json", "--window", dayWindow(1), "--run-id", "holder", "--attempt", "1")
-	var hout bytes.Buffer
-	holder.Stdout, holder.Stderr = &hout, &hout
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Process.Kill()
-	waitStopped(t, holder, &hout)
+	holder, hout := l.startStopped(t, "staged", "run", "overwrite.json", "--window", dayWindow(1), "--run-id", "holder", "--attempt", "1")
 
 	code, out, errs := l.run(t, nil, "run", "overwrite.json", "--window", dayWindow(2), "--lock-timeout", "6s")
 	wantHolder := fmt.Sprintf("held by pid %d on ", holder.Process.Pid)
@@ -402,13 +403,7 @@ func TestLockWaitsEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer waiter.Process.Kill()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(wout.String(), "waiting 5s for the lock") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the third overwrite never said it waits: %s", wout.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "the third overwrite to say it waits", 30*time.Second, func() bool { return strings.Contains(wout.String(), "waiting 5s for the lock") }, &wout)
 	waiter.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- waiter.Wait() }()
@@ -465,13 +460,7 @@ func TestCatalogBusyNamesTheHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hold.Process.Kill()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(hout.String(), "held") {
-		if time.Now().After(deadline) || strings.Contains(hout.String(), "rror") {
-			t.Fatalf("the holder never took the lock: %s", hout.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the holder to take the lock", 30*time.Second, func() bool { return strings.Contains(hout.String(), "held") }, &hout)
 	env := []string{"LDP_CATALOG_BUSY_TIMEOUT=1s"}
 	code, out, errs := l.run(t, env, "run", "append.json", "--window", dayWindow(2))
 	want := fmt.Sprintf("stayed locked by pid %d on ", hold.Process.Pid)

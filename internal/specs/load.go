@@ -25,12 +25,25 @@ func Read(path string) (v1.Object, error) {
 // ReadPipeline reads path and fails unless it holds a Pipeline.
 func ReadPipeline(path string) (*v1.Pipeline, error) {
 	obj, err := Read(path)
+	return asPipeline(path, obj, err, "is a %s, not a Pipeline (a dataset config)")
+}
+
+// LoadPipeline loads path as Load does (checked as ldp validate checks it) and fails unless it
+// holds a Pipeline: what a command that takes a dataset config reads.
+func LoadPipeline(path string) (*v1.Pipeline, error) {
+	obj, err := Load(path)
+	return asPipeline(path, obj, err, "is a %s; this command takes a Pipeline (a dataset config)")
+}
+
+// asPipeline is obj as a Pipeline, or err, or a config error saying (by format, with the
+// object's kind) that path holds something else.
+func asPipeline(path string, obj v1.Object, err error, format string) (*v1.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
 	p, ok := obj.(*v1.Pipeline)
 	if !ok {
-		return nil, ldperr.Configf(path, "is a %s, not a Pipeline (a dataset config)", obj.ObjectKind())
+		return nil, ldperr.Configf(path, format, obj.ObjectKind())
 	}
 	return p, nil
 }
