@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -9,9 +10,54 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
+// applyOptions are ldp apply's: a Reconcile request that runs what is not done.
+type applyOptions struct {
+	reconcileFlags
+	dryRun bool
+	req    controllers.Request
+}
+
+func (o *applyOptions) Validate(cmd *cobra.Command, args []string) error {
+	var err error
+	o.req, err = o.request(cmd, "apply")
+	o.req.DryRun = o.dryRun
+	return err
+}
+
+func (o *applyOptions) Run(ctx context.Context, s *streams) error {
+	var results []*controllers.Result
+	o.req.OnRun = func(_ controllers.ObjectResult, res *controllers.Result) {
+		results = append(results, res)
+		if !o.json {
+			printResult(s, res)
+		}
+	}
+	res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Reconcile(ctx, o.req)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		printDiff(s.Out, plansOf(res)) // what ldp diff prints: the same Reconcile
+		return badObjects(res)
+	}
+	if o.json {
+		if results == nil {
+			results = []*controllers.Result{}
+		}
+		if err := writeJSON(s.Out, results); err != nil {
+			return err
+		}
+	} else if len(results) == 0 {
+		fmt.Fprintln(s.Out, "nothing to do: every window is done")
+	}
+	if bad := badObjects(res); bad != nil {
+		return bad
+	}
+	return outcomeExit(res.Outcome())
+}
+
 func newApplyCmd(s *streams) *cobra.Command {
-	f := &reconcileFlags{}
-	var dryRun bool
+	o := &applyOptions{}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR",
 		Short: "Run what is not done: the difference ldp diff shows",
@@ -27,45 +73,10 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
   ldp apply -f config/
   ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := f.request(cmd, "apply")
-			if err != nil {
-				return err
-			}
-			req.DryRun = dryRun
-			var results []*controllers.Result
-			req.OnRun = func(_ controllers.ObjectResult, res *controllers.Result) {
-				results = append(results, res)
-				if !f.json {
-					printResult(s, res)
-				}
-			}
-			res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Reconcile(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			if dryRun {
-				printDiff(s.Out, plansOf(res)) // what ldp diff prints: the same Reconcile
-				return badObjects(res)
-			}
-			if f.json {
-				if results == nil {
-					results = []*controllers.Result{}
-				}
-				if err := writeJSON(s.Out, results); err != nil {
-					return err
-				}
-			} else if len(results) == 0 {
-				fmt.Fprintln(s.Out, "nothing to do: every window is done")
-			}
-			if bad := badObjects(res); bad != nil {
-				return bad
-			}
-			return outcomeExit(res.Outcome())
-		},
+		RunE: runVerb(o, s),
 	}
-	addReconcileFlags(cmd, f)
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and run nothing")
+	addReconcileFlags(cmd, &o.reconcileFlags)
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan and run nothing")
 	return cmd
 }
 

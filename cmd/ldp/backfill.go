@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,10 +11,69 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
+// backfillOptions are the flags and arguments of the command newBackfillCmd builds.
+type backfillOptions struct {
+	args []string
+	bo   controllers.BackfillOptions
+	now  string
+	json bool
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *backfillOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
+	if o.bo.From == "" {
+		return usageError(o.cmd, "--from is required: the first window of the range, such as 2026-08-01")
+	}
+	if o.bo.Batch < 1 || o.bo.Parallel < 0 {
+		return usageError(o.cmd, "--batch must be at least 1 and --parallel at least 0 (0: the number of CPUs)")
+	}
+	t, err := parseNow(o.now)
+	if err != nil {
+		return usageError(o.cmd, "%v", err)
+	}
+	o.bo.Now = t
+	wf, err := controllers.LoadWorkflow(o.args[0])
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.json || o.bo.DryRun:
+	case isTerminal(s.Out):
+		bar := newProgress(s.Out)
+		o.bo.OnWindow = func(done, total int, w controllers.BackfillWindow) { bar.update(done, total, string(w.Outcome)) }
+	default:
+		o.bo.OnWindow = func(done, total int, w controllers.BackfillWindow) {
+			fmt.Fprintf(s.Out, "[%d/%d] %s/%s  %s -> %s\n", done, total, w.Start, w.End, w.State, w.Outcome)
+		}
+	}
+	res, err := runnerFor(s).Backfill(ctx, wf, o.bo)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.json:
+		if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
+			return err
+		}
+	case o.bo.DryRun:
+		for _, w := range res.Windows {
+			fmt.Fprintf(s.Out, "%s/%s  %-9s  %s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "))
+		}
+	default:
+		fmt.Fprintf(s.Out, "%s: %d %s: %s\n", res.Workflow, len(res.Windows), plural(len(res.Windows), "window", "windows"), counts(res.Counts))
+	}
+	return outcomeExit(res.Outcome)
+}
+
 func newBackfillCmd(s *streams) *cobra.Command {
-	o := controllers.BackfillOptions{}
-	var nowFlag string
-	var asJSON bool
+	o := &backfillOptions{}
 	cmd := &cobra.Command{
 		Use:   "backfill FILE --from START [--to END]",
 		Short: "Run a workflow (or a windowed dataset config) for every window of a range",
@@ -40,61 +100,18 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
   ldp backfill orders.json --from 2026-08-01 --dry-run
   ldp backfill orders.json --from 2026-08-01 --to 2026-08-08 --replace --json`,
 		Args: exactArgs(1, "name the workflow or dataset config, for example: ldp backfill orders.json --from 2026-08-01"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.From == "" {
-				return usageError(cmd, "--from is required: the first window of the range, such as 2026-08-01")
-			}
-			if o.Batch < 1 || o.Parallel < 0 {
-				return usageError(cmd, "--batch must be at least 1 and --parallel at least 0 (0: the number of CPUs)")
-			}
-			t, err := parseNow(nowFlag)
-			if err != nil {
-				return usageError(cmd, "%v", err)
-			}
-			o.Now = t
-			wf, err := controllers.LoadWorkflow(args[0])
-			if err != nil {
-				return err
-			}
-			switch {
-			case asJSON || o.DryRun:
-			case isTerminal(s.Out):
-				bar := newProgress(s.Out)
-				o.OnWindow = func(done, total int, w controllers.BackfillWindow) { bar.update(done, total, string(w.Outcome)) }
-			default:
-				o.OnWindow = func(done, total int, w controllers.BackfillWindow) {
-					fmt.Fprintf(s.Out, "[%d/%d] %s/%s  %s -> %s\n", done, total, w.Start, w.End, w.State, w.Outcome)
-				}
-			}
-			res, err := runnerFor(s).Backfill(cmd.Context(), wf, o)
-			if err != nil {
-				return err
-			}
-			switch {
-			case asJSON:
-				if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
-					return err
-				}
-			case o.DryRun:
-				for _, w := range res.Windows {
-					fmt.Fprintf(s.Out, "%s/%s  %-9s  %s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "))
-				}
-			default:
-				fmt.Fprintf(s.Out, "%s: %d %s: %s\n", res.Workflow, len(res.Windows), plural(len(res.Windows), "window", "windows"), counts(res.Counts))
-			}
-			return outcomeExit(res.Outcome)
-		},
+		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&o.From, "from", "", "the first window (a date or ISO-8601 time)")
-	cmd.Flags().StringVar(&o.To, "to", "", "the end of the range, excluded (default: the end of the last complete window)")
-	cmd.Flags().StringVar(&nowFlag, "now", "", "the time the default end is counted from, ISO-8601")
-	cmd.Flags().IntVar(&o.MaxWindows, "max-windows", 1000, "refuse a range of more windows than this")
-	cmd.Flags().BoolVar(&o.Replace, "replace", false, "replace every window's rows under its replace key")
-	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print each window with its keys and state, and run nothing")
-	cmd.Flags().BoolVar(&o.StopOnFailure, "stop-on-failure", false, "stop at the first window that fails")
-	cmd.Flags().IntVar(&o.Batch, "batch", 10, "publish up to this many ready windows in one catalog commit (1: each alone, in order)")
-	cmd.Flags().IntVar(&o.Parallel, "parallel", 0, "windows read and checked at once (default: the number of CPUs, at most 8)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON on stdout, and nothing else there")
+	cmd.Flags().StringVar(&o.bo.From, "from", "", "the first window (a date or ISO-8601 time)")
+	cmd.Flags().StringVar(&o.bo.To, "to", "", "the end of the range, excluded (default: the end of the last complete window)")
+	cmd.Flags().StringVar(&o.now, "now", "", "the time the default end is counted from, ISO-8601")
+	cmd.Flags().IntVar(&o.bo.MaxWindows, "max-windows", 1000, "refuse a range of more windows than this")
+	cmd.Flags().BoolVar(&o.bo.Replace, "replace", false, "replace every window's rows under its replace key")
+	cmd.Flags().BoolVar(&o.bo.DryRun, "dry-run", false, "print each window with its keys and state, and run nothing")
+	cmd.Flags().BoolVar(&o.bo.StopOnFailure, "stop-on-failure", false, "stop at the first window that fails")
+	cmd.Flags().IntVar(&o.bo.Batch, "batch", 10, "publish up to this many ready windows in one catalog commit (1: each alone, in order)")
+	cmd.Flags().IntVar(&o.bo.Parallel, "parallel", 0, "windows read and checked at once (default: the number of CPUs, at most 8)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the whole result as JSON on stdout, and nothing else there")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,10 +9,67 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
+// catalogTestOptions are ldp catalog test's.
+type catalogTestOptions struct {
+	spec string
+	json bool
+}
+
+func (o *catalogTestOptions) Validate(_ *cobra.Command, args []string) error {
+	o.spec = args[0]
+	return nil
+}
+
+func (o *catalogTestOptions) Run(ctx context.Context, s *streams) error {
+	id, steps, err := controllers.CatalogTest(ctx, o.spec)
+	if err != nil {
+		return err
+	}
+	failed := false
+	for _, st := range steps {
+		failed = failed || st.Error != ""
+	}
+	if o.json {
+		if err := writeJSON(s.Out, map[string]any{"catalog": id, "steps": steps, "ok": !failed}); err != nil {
+			return err
+		}
+	} else {
+		for _, st := range steps {
+			if st.Error != "" {
+				fmt.Fprintf(s.Out, "FAIL  %s: %s\n", st.What, st.Error)
+			} else {
+				fmt.Fprintf(s.Out, "ok    %s\n", st.What)
+			}
+		}
+	}
+	if failed {
+		return failedExit()
+	}
+	return nil
+}
+
+// catalogRegisterOptions are ldp catalog register's.
+type catalogRegisterOptions struct {
+	spec, metadata string
+}
+
+func (o *catalogRegisterOptions) Validate(_ *cobra.Command, args []string) error {
+	o.spec = args[0]
+	return nil
+}
+
+func (o *catalogRegisterOptions) Run(ctx context.Context, s *streams) error {
+	ref, catalog, loc, err := controllers.CatalogRegister(ctx, o.spec, o.metadata)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "registered %s in catalog %s at %s\n", ref, catalog, displayPath(loc))
+	return nil
+}
+
 func newCatalogCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{Use: "catalog", Short: "Check the Iceberg catalog a spec names"}
-	var asJSON bool
-	var metadata string
+	testOpts, registerOpts := &catalogTestOptions{}, &catalogRegisterOptions{}
 	test := &cobra.Command{
 		Use:   "test SPEC",
 		Short: "Connect to a spec's catalog, list namespaces, create and drop a scratch table",
@@ -24,35 +82,9 @@ Exit status: 0 every step worked, 1 a step failed.`,
 		Example: `  ldp catalog test orders.json
   SHOP_CATALOG_TOKEN=... ldp catalog test --json orders_on_rest.json`,
 		Args: exactArgs(1, "name the dataset config, for example: ldp catalog test orders.json"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, steps, err := controllers.CatalogTest(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			failed := false
-			for _, st := range steps {
-				failed = failed || st.Error != ""
-			}
-			if asJSON {
-				if err := writeJSON(s.Out, map[string]any{"catalog": id, "steps": steps, "ok": !failed}); err != nil {
-					return err
-				}
-			} else {
-				for _, st := range steps {
-					if st.Error != "" {
-						fmt.Fprintf(s.Out, "FAIL  %s: %s\n", st.What, st.Error)
-					} else {
-						fmt.Fprintf(s.Out, "ok    %s\n", st.What)
-					}
-				}
-			}
-			if failed {
-				return failedExit()
-			}
-			return nil
-		},
+		RunE: runVerb(testOpts, s),
 	}
-	test.Flags().BoolVar(&asJSON, "json", false, "print the steps as JSON")
+	test.Flags().BoolVar(&testOpts.json, "json", false, "print the steps as JSON")
 	register := &cobra.Command{
 		Use:   "register SPEC",
 		Short: "Put a table back in its catalog from the newest metadata.json in the warehouse",
@@ -67,16 +99,9 @@ Exit status: 0 registered, 1 nothing to register or the table is already there.`
 		Example: `  ldp catalog register orders.json
   ldp catalog register orders.json --metadata warehouse/shop.db/orders/metadata/00006-....metadata.json`,
 		Args: exactArgs(1, "name the dataset config, for example: ldp catalog register orders.json"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ref, catalog, loc, err := controllers.CatalogRegister(cmd.Context(), args[0], metadata)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(s.Out, "registered %s in catalog %s at %s\n", ref, catalog, displayPath(loc))
-			return nil
-		},
+		RunE: runVerb(registerOpts, s),
 	}
-	register.Flags().StringVar(&metadata, "metadata", "", "the metadata file to point the table at (a table already in the catalog too: the way back from a corrupt current version)")
+	register.Flags().StringVar(&registerOpts.metadata, "metadata", "", "the metadata file to point the table at (a table already in the catalog too: the way back from a corrupt current version)")
 	cmd.AddCommand(test, register)
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -21,10 +22,73 @@ func newDbtCmd(s *streams) *cobra.Command {
 	return cmd
 }
 
+// dbtOptions are the flags and arguments of the command newDbtRunCmd builds.
+type dbtOptions struct {
+	args         []string
+	win, tz, bin string
+	sel, excl    []string
+	json         bool
+	command      string
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *dbtOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *dbtOptions) Run(ctx context.Context, s *streams) error {
+	var w v1.LogicalWindow
+	if o.win != "" {
+		loc, err := time.LoadLocation(o.tz)
+		if err != nil {
+			return usageError(o.cmd, "--timezone: %v", err)
+		}
+		if w, err = controllers.ParseWindow(o.win, loc, now()); err != nil {
+			return usageError(o.cmd, "--window: %v", err)
+		}
+	}
+	project := o.args[0]
+	detail, err := runnerFor(s).BuildDbt(ctx, controllers.DbtBuild{Project: project, Command: o.command,
+		Select: o.sel, Exclude: o.excl, Bin: o.bin, Window: w, RunID: uuid.Must(uuid.NewV7()).String(), Attempt: 1,
+		Ledger: controllers.DbtLedger(project)})
+	status := string(v1.Succeeded)
+	switch {
+	case detail.Skipped:
+		status = string(v1.Skipped)
+	case err != nil && ldperr.IsDataGate(err):
+		status = controllers.DbtBlockedQuality
+	case err != nil:
+		status = string(v1.Failed)
+	}
+	if o.json {
+		out := map[string]any{"project": project, "command": o.command, "logical_window": w.String(), "status": status, "detail": detail}
+		if err != nil {
+			out["error"] = err.Error()
+		}
+		if werr := writeJSON(s.Out, out); werr != nil {
+			return werr
+		}
+		if err != nil {
+			return ldperr.Silent(exitCode(err))
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "dbt %s %s: %s", o.command, project, status)
+	if len(detail.Published) > 0 {
+		fmt.Fprintf(s.Out, ", published %v", detail.Published)
+	}
+	fmt.Fprintln(s.Out)
+	return nil
+}
+
 func newDbtRunCmd(s *streams, command string) *cobra.Command {
-	var win, tz, bin string
-	var sel, excl []string
-	var asJSON bool
+	o := &dbtOptions{command: command}
 	what := "builds the project and publishes the models whose meta says ldp_publish to Iceberg, through their ldp_quality checks and the exactly-once commit (a table model by overwrite, an incremental one with a unique_key by upsert)"
 	if command == "test" {
 		what = "runs the project's data tests and publishes nothing"
@@ -40,59 +104,13 @@ dbt's own output goes to standard error.`, controllers.DbtConfigFile, command, w
 		Example: fmt.Sprintf(`  ldp dbt %s models/ --window 2026-08-01/2026-08-02
   ldp dbt %s models/ --window yesterday --select tag:daily`, command, command),
 		Args: exactArgs(1, "name the dbt project folder, for example: ldp dbt "+command+" models/"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var w v1.LogicalWindow
-			if win != "" {
-				loc, err := time.LoadLocation(tz)
-				if err != nil {
-					return usageError(cmd, "--timezone: %v", err)
-				}
-				if w, err = controllers.ParseWindow(win, loc, now()); err != nil {
-					return usageError(cmd, "--window: %v", err)
-				}
-			}
-			project := args[0]
-			detail, err := runnerFor(s).BuildDbt(cmd.Context(), controllers.DbtBuild{Project: project, Command: command,
-				Select: sel, Exclude: excl, Bin: bin, Window: w, RunID: uuid.Must(uuid.NewV7()).String(), Attempt: 1,
-				Ledger: controllers.DbtLedger(project)})
-			status := string(v1.Succeeded)
-			switch {
-			case detail.Skipped:
-				status = string(v1.Skipped)
-			case err != nil && ldperr.IsDataGate(err):
-				status = controllers.DbtBlockedQuality
-			case err != nil:
-				status = string(v1.Failed)
-			}
-			if asJSON {
-				out := map[string]any{"project": project, "command": command, "logical_window": w.String(), "status": status, "detail": detail}
-				if err != nil {
-					out["error"] = err.Error()
-				}
-				if werr := writeJSON(s.Out, out); werr != nil {
-					return werr
-				}
-				if err != nil {
-					return ldperr.Silent(exitCode(err))
-				}
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(s.Out, "dbt %s %s: %s", command, project, status)
-			if len(detail.Published) > 0 {
-				fmt.Fprintf(s.Out, ", published %v", detail.Published)
-			}
-			fmt.Fprintln(s.Out)
-			return nil
-		},
+		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&win, "window", "", "the window: START/END, yesterday, last-week or last-month")
-	cmd.Flags().StringVar(&tz, "timezone", "UTC", "the time zone the window is read in")
-	cmd.Flags().StringSliceVar(&sel, "select", nil, "dbt's --select")
-	cmd.Flags().StringSliceVar(&excl, "exclude", nil, "dbt's --exclude")
-	cmd.Flags().StringVar(&bin, "dbt-bin", "dbt", "the dbt program to run")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON on stdout")
+	cmd.Flags().StringVar(&o.win, "window", "", "the window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&o.tz, "timezone", "UTC", "the time zone the window is read in")
+	cmd.Flags().StringSliceVar(&o.sel, "select", nil, "dbt's --select")
+	cmd.Flags().StringSliceVar(&o.excl, "exclude", nil, "dbt's --exclude")
+	cmd.Flags().StringVar(&o.bin, "dbt-bin", "dbt", "the dbt program to run")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
 	return cmd
 }

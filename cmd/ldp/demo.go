@@ -18,8 +18,26 @@ import (
 // demoMarker marks a folder the demo made, so a second demo may replace it and nothing else.
 const demoMarker = ".ldp-demo"
 
+// demoOptions are the flags and arguments of the command newDemoCmd builds.
+type demoOptions struct {
+	args    []string
+	workdir string
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *demoOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *demoOptions) Run(ctx context.Context, s *streams) error {
+	return runDemo(ctx, s, o.workdir)
+}
+
 func newDemoCmd(s *streams) *cobra.Command {
-	var workdir string
+	o := &demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Tell the whole story of ldp on synthetic data, offline, in under a minute",
@@ -32,11 +50,9 @@ history. It ends with the commands to explore what it built.`,
 		Example: `  ldp demo
   ldp demo --workdir /tmp/ldp-demo`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDemo(cmd.Context(), s, workdir)
-		},
+		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&workdir, "workdir", "ldp-demo", "the folder to build the demo in (a folder an earlier demo made is replaced)")
+	cmd.Flags().StringVar(&o.workdir, "workdir", "ldp-demo", "the folder to build the demo in (a folder an earlier demo made is replaced)")
 	return cmd
 }
 

@@ -1,13 +1,47 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
 )
 
+// diffOptions are ldp diff's: the Reconcile request of ldp apply, in dry run.
+type diffOptions struct {
+	reconcileFlags
+	req controllers.Request
+}
+
+func (o *diffOptions) Validate(cmd *cobra.Command, args []string) error {
+	var err error
+	o.req, err = o.request(cmd, "diff")
+	o.req.DryRun = true
+	return err
+}
+
+func (o *diffOptions) Run(ctx context.Context, s *streams) error {
+	res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Reconcile(ctx, o.req)
+	if err != nil {
+		return err
+	}
+	plans := plansOf(res)
+	if o.json {
+		if err := writeJSON(s.Out, plans); err != nil {
+			return err
+		}
+	} else {
+		printDiff(s.Out, plans)
+	}
+	if bad := badObjects(res); bad != nil {
+		return bad
+	}
+	return changesExit(res.Pending())
+}
+
 func newDiffCmd(s *streams) *cobra.Command {
-	f := &reconcileFlags{}
+	o := &diffOptions{}
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE|DIR",
 		Short: "Show what ldp apply would run, window by window and task by task",
@@ -25,32 +59,9 @@ run, 1 an error.`,
   ldp diff -f workflow.json --window 2026-08-01/2026-08-02
   ldp diff -f workflow.json --from 2026-08-01 --to 2026-09-01 --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := f.request(cmd, "diff")
-			if err != nil {
-				return err
-			}
-			req.DryRun = true
-			res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Reconcile(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			plans := plansOf(res)
-			pending := res.Pending()
-			if f.json {
-				if err := writeJSON(s.Out, plans); err != nil {
-					return err
-				}
-			} else {
-				printDiff(s.Out, plans)
-			}
-			if bad := badObjects(res); bad != nil {
-				return bad
-			}
-			return changesExit(pending)
-		},
+		RunE: runVerb(o, s),
 	}
-	addReconcileFlags(cmd, f)
+	addReconcileFlags(cmd, &o.reconcileFlags)
 	return cmd
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -66,6 +68,27 @@ func TestLayering(t *testing.T) {
 	for _, pkg := range []string{"reconcile", "apis/v1"} {
 		if slices.Contains(project("controllers"), "cmd/ldp") || slices.Contains(project(pkg), "controllers") {
 			t.Errorf("%s imports controllers: dependencies point down", pkg)
+		}
+	}
+}
+
+// TestVerbsAreOptions: every command is an options struct run by runVerb (Validate, then Run
+// with the streams passed in); no command keeps its logic in a cobra closure.
+func TestVerbsAreOptions(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "RunE: func(") {
+			t.Errorf("%s: a command's RunE is a closure; make it an options struct and runVerb(o, s)", f)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,11 +11,84 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
+// maintainOptions are the flags and arguments of the command newMaintainCmd builds.
+type maintainOptions struct {
+	args                 []string
+	m                    v1.MaintainTask
+	expire, retain, keep int
+	age                  float64
+	json                 bool
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *maintainOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *maintainOptions) Run(ctx context.Context, s *streams) error {
+	if o.cmd.Flags().Changed("expire") {
+		o.m.Expire = &o.expire
+	}
+	if o.cmd.Flags().Changed("retain-last") {
+		o.m.RetainLast = &o.retain
+	}
+	if o.cmd.Flags().Changed("orphan-age-hours") {
+		o.m.OrphanAgeHours = &o.age
+	}
+	if o.cmd.Flags().Changed("keep-metadata-versions") {
+		o.m.KeepMetadataVersions = &o.keep
+	}
+	if o.m.Expire == nil && !o.m.Orphans && o.m.KeepMetadataVersions == nil {
+		if _, err := loadPipeline(o.args[0]); err != nil {
+			return err
+		}
+		return usageError(o.cmd, "say what to do: --expire DAYS, --orphans or --keep-metadata-versions N")
+	}
+	rep, err := controllers.Maintain(ctx, o.args[0], &o.m)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(s.Out, rep)
+	}
+	verb, verbs := "would expire", "would delete"
+	if rep.Applied {
+		verb, verbs = "expired", "deleted"
+	}
+	fmt.Fprintf(s.Out, "%s: %d snapshots\n", rep.Table, rep.Snapshots)
+	if o.m.Expire != nil {
+		fmt.Fprintf(s.Out, "  %s %d %s older than %d days (%d bytes of data files)", verb, len(rep.Expire), plural(len(rep.Expire), "snapshot", "snapshots"), max(*o.m.Expire, rep.HorizonDays), rep.ExpireBytes)
+		if rep.KeptByHorizon > 0 {
+			fmt.Fprintf(s.Out, " (kept %d inside the %d-day idempotency horizon)", rep.KeptByHorizon, rep.HorizonDays)
+		}
+		fmt.Fprintln(s.Out)
+	}
+	if o.m.Orphans {
+		fmt.Fprintf(s.Out, "  %s %d orphan %s (%d bytes)\n", verbs, len(rep.Orphans), plural(len(rep.Orphans), "file", "files"), rep.OrphanBytes)
+		for _, f := range rep.Orphans {
+			fmt.Fprintln(s.Out, "    "+f)
+		}
+		if rep.LiveRuns > 0 {
+			fmt.Fprintf(s.Out, "  kept every file newer than the oldest of %d %s writing to the warehouse\n", rep.LiveRuns, plural(rep.LiveRuns, "run", "runs"))
+		}
+		if len(rep.DeadScratch) > 0 {
+			fmt.Fprintf(s.Out, "  %s %d scratch %s of killed runs\n", strings.Replace(verbs, "delete", "remove", 1), len(rep.DeadScratch), plural(len(rep.DeadScratch), "folder", "folders"))
+			for _, d := range rep.DeadScratch {
+				fmt.Fprintln(s.Out, "    "+displayPath(d))
+			}
+		}
+	}
+	if !rep.Applied {
+		fmt.Fprintln(s.Out, "dry run: nothing changed; add --apply to do it")
+	}
+	return nil
+}
+
 func newMaintainCmd(s *streams) *cobra.Command {
-	var m v1.MaintainTask
-	var expire, retain, keep int
-	var age float64
-	var asJSON bool
+	o := &maintainOptions{}
 	cmd := &cobra.Command{
 		Use:   "maintain SPEC",
 		Short: "Expire old snapshots and delete orphan files of a Pipeline's table (a dry run unless --apply)",
@@ -31,72 +105,15 @@ to the warehouse is taken. Scratch folders that killed runs left are removed too
 		Example: `  ldp maintain orders.json --expire 30 --orphans
   ldp maintain orders.json --expire 30 --orphans --apply`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to maintain, for example: ldp maintain orders.json --expire 30"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("expire") {
-				m.Expire = &expire
-			}
-			if cmd.Flags().Changed("retain-last") {
-				m.RetainLast = &retain
-			}
-			if cmd.Flags().Changed("orphan-age-hours") {
-				m.OrphanAgeHours = &age
-			}
-			if cmd.Flags().Changed("keep-metadata-versions") {
-				m.KeepMetadataVersions = &keep
-			}
-			if m.Expire == nil && !m.Orphans && m.KeepMetadataVersions == nil {
-				if _, err := loadPipeline(args[0]); err != nil {
-					return err
-				}
-				return usageError(cmd, "say what to do: --expire DAYS, --orphans or --keep-metadata-versions N")
-			}
-			rep, err := controllers.Maintain(cmd.Context(), args[0], &m)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(s.Out, rep)
-			}
-			verb, verbs := "would expire", "would delete"
-			if rep.Applied {
-				verb, verbs = "expired", "deleted"
-			}
-			fmt.Fprintf(s.Out, "%s: %d snapshots\n", rep.Table, rep.Snapshots)
-			if m.Expire != nil {
-				fmt.Fprintf(s.Out, "  %s %d %s older than %d days (%d bytes of data files)", verb, len(rep.Expire), plural(len(rep.Expire), "snapshot", "snapshots"), max(*m.Expire, rep.HorizonDays), rep.ExpireBytes)
-				if rep.KeptByHorizon > 0 {
-					fmt.Fprintf(s.Out, " (kept %d inside the %d-day idempotency horizon)", rep.KeptByHorizon, rep.HorizonDays)
-				}
-				fmt.Fprintln(s.Out)
-			}
-			if m.Orphans {
-				fmt.Fprintf(s.Out, "  %s %d orphan %s (%d bytes)\n", verbs, len(rep.Orphans), plural(len(rep.Orphans), "file", "files"), rep.OrphanBytes)
-				for _, f := range rep.Orphans {
-					fmt.Fprintln(s.Out, "    "+f)
-				}
-				if rep.LiveRuns > 0 {
-					fmt.Fprintf(s.Out, "  kept every file newer than the oldest of %d %s writing to the warehouse\n", rep.LiveRuns, plural(rep.LiveRuns, "run", "runs"))
-				}
-				if len(rep.DeadScratch) > 0 {
-					fmt.Fprintf(s.Out, "  %s %d scratch %s of killed runs\n", strings.Replace(verbs, "delete", "remove", 1), len(rep.DeadScratch), plural(len(rep.DeadScratch), "folder", "folders"))
-					for _, d := range rep.DeadScratch {
-						fmt.Fprintln(s.Out, "    "+displayPath(d))
-					}
-				}
-			}
-			if !rep.Applied {
-				fmt.Fprintln(s.Out, "dry run: nothing changed; add --apply to do it")
-			}
-			return nil
-		},
+		RunE: runVerb(o, s),
 	}
-	cmd.Flags().IntVar(&expire, "expire", 0, "expire snapshots older than DAYS (never inside the idempotency horizon)")
-	cmd.Flags().IntVar(&retain, "retain-last", 1, "always keep this many snapshots of main")
-	cmd.Flags().BoolVar(&m.Orphans, "orphans", false, "find files no snapshot references")
-	cmd.Flags().Float64Var(&age, "orphan-age-hours", 72, "only files older than this are orphans")
-	cmd.Flags().IntVar(&keep, "keep-metadata-versions", 0, "keep this many previous metadata files")
-	cmd.Flags().BoolVar(&m.Apply, "apply", false, "do it (the default is a dry run)")
-	cmd.Flags().BoolVar(&m.Force, "force", false, "allow an --orphan-age-hours below one hour")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().IntVar(&o.expire, "expire", 0, "expire snapshots older than DAYS (never inside the idempotency horizon)")
+	cmd.Flags().IntVar(&o.retain, "retain-last", 1, "always keep this many snapshots of main")
+	cmd.Flags().BoolVar(&o.m.Orphans, "orphans", false, "find files no snapshot references")
+	cmd.Flags().Float64Var(&o.age, "orphan-age-hours", 72, "only files older than this are orphans")
+	cmd.Flags().IntVar(&o.keep, "keep-metadata-versions", 0, "keep this many previous metadata files")
+	cmd.Flags().BoolVar(&o.m.Apply, "apply", false, "do it (the default is a dry run)")
+	cmd.Flags().BoolVar(&o.m.Force, "force", false, "allow an --orphan-age-hours below one hour")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	return cmd
 }

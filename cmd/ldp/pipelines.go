@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,16 +9,23 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
+// pipelinesOptions are ldp pipelines': it takes none.
+type pipelinesOptions struct{}
+
+func (pipelinesOptions) Validate(*cobra.Command, []string) error { return nil }
+
+func (pipelinesOptions) Run(_ context.Context, s *streams) error {
+	for _, r := range controllers.Routes() {
+		fmt.Fprintln(s.Out, r)
+	}
+	return nil
+}
+
 func newPipelinesCmd(s *streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "pipelines",
 		Short: "List the routes a Pipeline can take (source format -> target format)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, r := range controllers.Routes() {
-				fmt.Fprintln(s.Out, r)
-			}
-			return nil
-		},
+		RunE:  runVerb(pipelinesOptions{}, s),
 	}
 }

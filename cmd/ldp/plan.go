@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -10,9 +11,51 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
+// planOptions are the flags and arguments of the command newPlanCmd builds.
+type planOptions struct {
+	args []string
+	win  string
+	json bool
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *planOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *planOptions) Run(ctx context.Context, s *streams) error {
+	p, err := loadPipeline(o.args[0])
+	if err != nil {
+		return err
+	}
+	var w v1.LogicalWindow
+	if o.win != "" {
+		if w, err = parseWindow(p, o.win); err != nil {
+			return usageError(o.cmd, "--window: %v", err)
+		}
+	}
+	pl, err := controllers.PlanPipeline(p, w)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if err := writeJSON(s.Out, pl); err != nil {
+			return err
+		}
+	} else {
+		printPlan(s.Out, pl, o.win)
+	}
+	if len(pl.Errors) > 0 {
+		return failedExit()
+	}
+	return nil
+}
+
 func newPlanCmd(s *streams) *cobra.Command {
-	var win string
-	var asJSON bool
+	o := &planOptions{}
 	cmd := &cobra.Command{
 		Use:   "plan SPEC",
 		Short: "Show what a run of a Pipeline would do, without running it",
@@ -25,36 +68,10 @@ Exit status: 0 when the plan holds no error, 1 otherwise.`,
 		Example: `  ldp plan orders.json --window 2026-08-01/2026-08-02
   ldp plan orders.json --window yesterday --json`,
 		Args: exactArgs(1, "name the Pipeline spec to plan, for example: ldp plan orders.json --window yesterday"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := loadPipeline(args[0])
-			if err != nil {
-				return err
-			}
-			var w v1.LogicalWindow
-			if win != "" {
-				if w, err = parseWindow(p, win); err != nil {
-					return usageError(cmd, "--window: %v", err)
-				}
-			}
-			pl, err := controllers.PlanPipeline(p, w)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := writeJSON(s.Out, pl); err != nil {
-					return err
-				}
-			} else {
-				printPlan(s.Out, pl, win)
-			}
-			if len(pl.Errors) > 0 {
-				return failedExit()
-			}
-			return nil
-		},
+		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&win, "window", "", "the logical window: START/END, yesterday, last-week or last-month")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	cmd.Flags().StringVar(&o.win, "window", "", "the logical window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the plan as JSON")
 	return cmd
 }
 

@@ -38,20 +38,20 @@ Iceberg table its tasks write (loads and SQL models) is registered under its nam
   ldp query orders.json "SELECT count(*) FROM orders" --snapshot 4484537308588128261
   ldp query workflow.json "SELECT * FROM revenue_by_country ORDER BY day"`,
 		Args: exactArgs(2, `name the spec and the SQL, for example: ldp query orders.json "SELECT count(*) FROM orders"`),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.spec, o.sql = args[0], args[1]
-			if err := oneOf(cmd, "output", o.output, "table", "csv", "json"); err != nil {
-				return err
-			}
-			return o.run(cmd.Context())
-		},
+		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table, csv or json")
 	cmd.Flags().Int64Var(&o.snapshot, "snapshot", 0, "read the target table as of this snapshot id (see ldp snapshots)")
 	return cmd
 }
 
-func (o *queryOptions) run(ctx context.Context) error {
+func (o *queryOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.spec, o.sql = args[0], args[1]
+	return oneOf(cmd, "output", o.output, "table", "csv", "json")
+}
+
+func (o *queryOptions) Run(ctx context.Context, s *streams) error {
+	o.s = s
 	cols, rows, err := controllers.Query(ctx, o.spec, o.sql, o.snapshot)
 	if err != nil {
 		return err

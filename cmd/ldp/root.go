@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -107,4 +108,22 @@ func oneOf(cmd *cobra.Command, flag, value string, choices ...string) error {
 		}
 	}
 	return usageError(cmd, "--%s must be one of %s, got %q", flag, strings.Join(choices, ", "), value)
+}
+
+// verb is every command's options: its flags and arguments in a struct, checked by Validate
+// (usage errors name the fix), then done by Run with the streams passed in. The logic lives in
+// Run and controllers, never in a cobra closure.
+type verb interface {
+	Validate(cmd *cobra.Command, args []string) error
+	Run(ctx context.Context, s *streams) error
+}
+
+// runVerb is the RunE of every command: validate the options, then run them.
+func runVerb(o verb, s *streams) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Validate(cmd, args); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context(), s)
+	}
 }

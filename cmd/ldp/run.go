@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
 )
 
@@ -20,7 +22,10 @@ type runOptions struct {
 	json    bool
 	// lockTimeout bounds the wait for a table's lock.
 	lockTimeout time.Duration
-	s           *streams
+	// p and w are the spec and the window, once validated.
+	p *v1.Pipeline
+	w v1.LogicalWindow
+	s *streams
 }
 
 func newRunCmd(s *streams) *cobra.Command {
@@ -49,15 +54,7 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
   ldp run orders.yaml --window 2026-08-02/2026-08-03 --idempotency-key orders-2026-08-02-v2
   ldp run orders.yaml --json | jq .rows_written`,
 		Args: exactArgs(1, "name the Pipeline spec to run, for example: ldp run orders.json"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.spec = args[0]
-			if o.mode != "" {
-				if err := oneOf(cmd, "mode", o.mode, "append", "overwrite", "upsert"); err != nil {
-					return err
-				}
-			}
-			return o.run(cmd)
-		},
+		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.mode, "mode", "", "write mode, instead of the spec's: append, overwrite or upsert")
 	cmd.Flags().StringVar(&o.window, "window", "", "the logical window: START/END, yesterday, last-week or last-month")
@@ -69,9 +66,15 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
 	return cmd
 }
 
-func (o *runOptions) run(cmd *cobra.Command) error {
-	p, err := loadPipeline(o.spec)
-	if err != nil {
+func (o *runOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.spec = args[0]
+	if o.mode != "" {
+		if err := oneOf(cmd, "mode", o.mode, "append", "overwrite", "upsert"); err != nil {
+			return err
+		}
+	}
+	var err error
+	if o.p, err = loadPipeline(o.spec); err != nil {
 		return err
 	}
 	if o.attempt < 1 {
@@ -80,22 +83,26 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if o.lockTimeout <= 0 {
 		return usageError(cmd, "--lock-timeout must be more than 0, got %s", o.lockTimeout)
 	}
-	opts := controllers.PipelineRun{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
-		LockTimeout: o.lockTimeout, Getenv: o.s.Getenv, Version: version}
 	if o.window != "" {
-		w, err := parseWindow(p, o.window)
-		if err != nil {
+		if o.w, err = parseWindow(o.p, o.window); err != nil {
 			return usageError(cmd, "--window: %v", err)
 		}
-		opts.Window = w
-		if w.String() != o.window {
-			fmt.Fprintf(o.s.Err, "window %s stands for %s\n", o.window, describeWindow(p, w))
-		}
+	}
+	return nil
+}
+
+func (o *runOptions) Run(ctx context.Context, s *streams) error {
+	o.s = s
+	p := o.p
+	opts := controllers.PipelineRun{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
+		LockTimeout: o.lockTimeout, Getenv: o.s.Getenv, Version: version, Window: o.w}
+	if o.window != "" && o.w.String() != o.window {
+		fmt.Fprintf(o.s.Err, "window %s stands for %s\n", o.window, describeWindow(p, o.w))
 	}
 	for _, warn := range controllers.PipelineWarnings(p, opts.Window) {
 		fmt.Fprintln(o.s.Err, "warning: "+warn)
 	}
-	res, err := controllers.RunPipeline(cmd.Context(), p, opts)
+	res, err := controllers.RunPipeline(ctx, p, opts)
 	if res != nil {
 		if o.json {
 			if jerr := writeJSON(o.s.Out, res); jerr != nil {

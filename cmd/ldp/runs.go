@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -36,10 +37,7 @@ The ledger is .ldp/events.jsonl in the folder of the spec or workflow file.`,
   ldp runs config/orders.json --run 01a2c3
   ldp runs config/.ldp/events.jsonl --json`,
 		Args: exactArgs(1, "name a spec, a workflow, a folder or a ledger file, for example: ldp runs orders.json"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.target = args[0]
-			return o.runE()
-		},
+		RunE: runVerb(o, s),
 	}
 	cmd.Flags().IntVar(&o.limit, "limit", 50, "show at most this many runs (0 for all)")
 	cmd.Flags().StringVar(&o.run, "run", "", "show every event of the run whose id starts with this")
@@ -48,7 +46,13 @@ The ledger is .ldp/events.jsonl in the folder of the spec or workflow file.`,
 	return cmd
 }
 
-func (o *runsOptions) runE() error {
+func (o *runsOptions) Validate(_ *cobra.Command, args []string) error {
+	o.target = args[0]
+	return nil
+}
+
+func (o *runsOptions) Run(_ context.Context, s *streams) error {
+	o.s = s
 	path, err := controllers.LedgerPath(o.target)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -39,11 +40,66 @@ func parseNow(v string) (time.Time, error) {
 	return t, nil
 }
 
+// tickOptions are the flags and arguments of the command newTickCmd builds.
+type tickOptions struct {
+	args       []string
+	now        string
+	maxWindows int
+	leases     leaseFlags
+	json       bool
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *tickOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *tickOptions) Run(ctx context.Context, s *streams) error {
+	t, err := parseNow(o.now)
+	if err != nil {
+		return usageError(o.cmd, "%v", err)
+	}
+	r := runnerFor(s)
+	r.Leases = o.leases.options()
+	res, err := r.Tick(ctx, o.args[0], t, o.maxWindows)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
+			return err
+		}
+	}
+	if res.Locked != "" {
+		fmt.Fprintf(s.Err, "another tick holds %s; nothing to do\n", displayPath(res.Locked))
+		return nil
+	}
+	for _, f := range res.Files {
+		for _, p := range f.Problems {
+			p.File = displayPath(p.File)
+			fmt.Fprintln(s.Err, p.String())
+		}
+		if f.Error != "" {
+			fmt.Fprintf(s.Err, "ldp: %s: %s\n", displayPath(f.File), f.Error)
+		}
+		if o.json {
+			continue
+		}
+		for _, r := range f.Ran {
+			printResult(s, r)
+		}
+		if f.Waiting > 0 {
+			fmt.Fprintf(s.Out, "%s: %d more %s wait for the next tick\n", displayPath(f.File), f.Waiting, plural(f.Waiting, "window", "windows"))
+		}
+	}
+	return outcomeExit(res.Outcome)
+}
+
 func newTickCmd(s *streams) *cobra.Command {
-	var nowFlag string
-	var maxWindows int
-	var leases leaseFlags
-	var asJSON bool
+	o := &tickOptions{}
 	cmd := &cobra.Command{
 		Use:   "tick DIR",
 		Short: "Run every due window that is not done, for every scheduled file under DIR",
@@ -61,57 +117,66 @@ not be ticked, or a scheduled file is not valid.`,
 		Example: `  ldp schedule tick config/
   ldp schedule tick config/ --now 2026-08-05T02:05:00Z`,
 		Args: exactArgs(1, "name the folder of specs, for example: ldp schedule tick config/"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := parseNow(nowFlag)
-			if err != nil {
-				return usageError(cmd, "%v", err)
-			}
-			r := runnerFor(s)
-			r.Leases = leases.options()
-			res, err := r.Tick(cmd.Context(), args[0], t, maxWindows)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
-					return err
-				}
-			}
-			if res.Locked != "" {
-				fmt.Fprintf(s.Err, "another tick holds %s; nothing to do\n", displayPath(res.Locked))
-				return nil
-			}
-			for _, f := range res.Files {
-				for _, p := range f.Problems {
-					p.File = displayPath(p.File)
-					fmt.Fprintln(s.Err, p.String())
-				}
-				if f.Error != "" {
-					fmt.Fprintf(s.Err, "ldp: %s: %s\n", displayPath(f.File), f.Error)
-				}
-				if asJSON {
-					continue
-				}
-				for _, r := range f.Ran {
-					printResult(s, r)
-				}
-				if f.Waiting > 0 {
-					fmt.Fprintf(s.Out, "%s: %d more %s wait for the next tick\n", displayPath(f.File), f.Waiting, plural(f.Waiting, "window", "windows"))
-				}
-			}
-			return outcomeExit(res.Outcome)
-		},
+		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&nowFlag, "now", "", "tick as if it were this time, ISO-8601 (default: now)")
-	cmd.Flags().IntVar(&maxWindows, "max-windows", 1000, "run at most this many windows per file")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	leases.flags(cmd)
+	cmd.Flags().StringVar(&o.now, "now", "", "tick as if it were this time, ISO-8601 (default: now)")
+	cmd.Flags().IntVar(&o.maxWindows, "max-windows", 1000, "run at most this many windows per file")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	o.leases.flags(cmd)
 	return cmd
 }
 
+// listOptions are the flags and arguments of the command newListCmd builds.
+type listOptions struct {
+	args       []string
+	now        string
+	maxWindows int
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *listOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *listOptions) Run(ctx context.Context, s *streams) error {
+	t, err := parseNow(o.now)
+	if err != nil {
+		return usageError(o.cmd, "%v", err)
+	}
+	found, err := controllers.DiscoverScheduled(o.args[0])
+	if err != nil {
+		return err
+	}
+	bad := false
+	for _, sc := range found {
+		if len(sc.Problems) > 0 {
+			bad = true
+			fmt.Fprintf(s.Out, "%s: not valid\n", displayPath(sc.Path))
+			for _, p := range sc.Problems {
+				p.File = displayPath(p.File)
+				fmt.Fprintln(s.Out, "  "+p.String())
+			}
+			continue
+		}
+		if err := listOne(o.cmd, s, sc, t, o.maxWindows); err != nil {
+			bad = true
+			fmt.Fprintf(s.Out, "  error: %v\n", err)
+		}
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(s.Out, "nothing is scheduled under %s\n", displayPath(o.args[0]))
+	}
+	if bad {
+		return failedExit()
+	}
+	return nil
+}
+
 func newListCmd(s *streams) *cobra.Command {
-	var nowFlag string
-	var maxWindows int
+	o := &listOptions{}
 	cmd := &cobra.Command{
 		Use:   "list DIR",
 		Short: "Show what is scheduled under DIR, what is due and what was missed",
@@ -122,42 +187,10 @@ and not run by the next tick because catch-up is off), with the command that fil
 It takes no lock and writes nothing.`,
 		Example: `  ldp schedule list config/`,
 		Args:    exactArgs(1, "name the folder of specs, for example: ldp schedule list config/"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := parseNow(nowFlag)
-			if err != nil {
-				return usageError(cmd, "%v", err)
-			}
-			found, err := controllers.DiscoverScheduled(args[0])
-			if err != nil {
-				return err
-			}
-			bad := false
-			for _, sc := range found {
-				if len(sc.Problems) > 0 {
-					bad = true
-					fmt.Fprintf(s.Out, "%s: not valid\n", displayPath(sc.Path))
-					for _, p := range sc.Problems {
-						p.File = displayPath(p.File)
-						fmt.Fprintln(s.Out, "  "+p.String())
-					}
-					continue
-				}
-				if err := listOne(cmd, s, sc, t, maxWindows); err != nil {
-					bad = true
-					fmt.Fprintf(s.Out, "  error: %v\n", err)
-				}
-			}
-			if len(found) == 0 {
-				fmt.Fprintf(s.Out, "nothing is scheduled under %s\n", displayPath(args[0]))
-			}
-			if bad {
-				return failedExit()
-			}
-			return nil
-		},
+		RunE:    runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&nowFlag, "now", "", "list as if it were this time, ISO-8601 (default: now)")
-	cmd.Flags().IntVar(&maxWindows, "max-windows", 1000, "name at most this many missed windows")
+	cmd.Flags().StringVar(&o.now, "now", "", "list as if it were this time, ISO-8601 (default: now)")
+	cmd.Flags().IntVar(&o.maxWindows, "max-windows", 1000, "name at most this many missed windows")
 	return cmd
 }
 
@@ -210,8 +243,38 @@ func listOne(cmd *cobra.Command, s *streams, sc controllers.Scheduled, t time.Ti
 	return nil
 }
 
+// installOptions are the flags and arguments of the command newInstallCmd builds.
+type installOptions struct {
+	args           []string
+	print, ldpPath string
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *installOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *installOptions) Run(ctx context.Context, s *streams) error {
+	if err := oneOf(o.cmd, "print", o.print, "cron", "launchd", "systemd"); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(o.args[0])
+	if err != nil {
+		return err
+	}
+	bin, err := ldpExecutable(o.ldpPath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(s.Out, recipe(o.print, bin, dir))
+	return nil
+}
+
 func newInstallCmd(s *streams) *cobra.Command {
-	var print, ldpPath string
+	o := &installOptions{}
 	cmd := &cobra.Command{
 		Use:   "install --print cron|launchd|systemd DIR",
 		Short: "Print the recipe that calls ldp schedule tick every 5 minutes (writes nothing)",
@@ -222,24 +285,10 @@ systemd user service and timer. Nothing is written to a system location.`,
   ldp schedule install --print launchd config/ > ~/Library/LaunchAgents/dev.ldp.schedule.plist
   ldp schedule install --print systemd config/`,
 		Args: exactArgs(1, "name the folder of specs, for example: ldp schedule install --print cron config/"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf(cmd, "print", print, "cron", "launchd", "systemd"); err != nil {
-				return err
-			}
-			dir, err := filepath.Abs(args[0])
-			if err != nil {
-				return err
-			}
-			bin, err := ldpExecutable(ldpPath)
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(s.Out, recipe(print, bin, dir))
-			return nil
-		},
+		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&print, "print", "", "the recipe: cron, launchd or systemd")
-	cmd.Flags().StringVar(&ldpPath, "ldp", "", "the ldp executable (default: this one)")
+	cmd.Flags().StringVar(&o.print, "print", "", "the recipe: cron, launchd or systemd")
+	cmd.Flags().StringVar(&o.ldpPath, "ldp", "", "the ldp executable (default: this one)")
 	return cmd
 }
 

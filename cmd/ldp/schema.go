@@ -1,12 +1,41 @@
 package main
 
 import (
+	"context"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/schemas"
 )
+
+// schemaOptions are ldp schema's: which kind to print ("" for either).
+type schemaOptions struct {
+	kind string
+}
+
+func (o *schemaOptions) Validate(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		switch strings.ToLower(args[0]) {
+		case "pipeline":
+			o.kind = "Pipeline"
+		case "workflow":
+			o.kind = "Workflow"
+		default:
+			return usageError(cmd, "unknown kind %q: ldp schema takes pipeline or workflow", args[0])
+		}
+	}
+	return nil
+}
+
+func (o *schemaOptions) Run(_ context.Context, s *streams) error {
+	b, err := schemas.JSONSchema(o.kind)
+	if err != nil {
+		return err
+	}
+	_, err = s.Out.Write(append(b, '\n'))
+	return err
+}
 
 func newSchemaCmd(s *streams) *cobra.Command {
 	return &cobra.Command{
@@ -20,24 +49,6 @@ remains the full check (time zones, cron expressions, the task graph).`,
   ldp schema workflow`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"pipeline", "workflow"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			kind := ""
-			if len(args) == 1 {
-				switch strings.ToLower(args[0]) {
-				case "pipeline":
-					kind = "Pipeline"
-				case "workflow":
-					kind = "Workflow"
-				default:
-					return usageError(cmd, "unknown kind %q: ldp schema takes pipeline or workflow", args[0])
-				}
-			}
-			b, err := schemas.JSONSchema(kind)
-			if err != nil {
-				return err
-			}
-			_, err = s.Out.Write(append(b, '\n'))
-			return err
-		},
+		RunE:      runVerb(&schemaOptions{}, s),
 	}
 }

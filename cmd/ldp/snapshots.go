@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,37 +14,50 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
+// snapshotsOptions are the flags and arguments of the command newSnapshotsCmd builds.
+type snapshotsOptions struct {
+	args []string
+	json bool
+}
+
+func (o *snapshotsOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	return nil
+}
+
+func (o *snapshotsOptions) Run(ctx context.Context, s *streams) error {
+	snaps, err := controllers.Snapshots(ctx, o.args[0])
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(s.Out, snaps)
+	}
+	tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SNAPSHOT\tPARENT\tCOMMITTED (UTC)\tOPERATION\tADDED\tDELETED\tROWS\tLDP")
+	for _, sn := range snaps {
+		parent := "-"
+		if sn.ParentID != nil {
+			parent = fmt.Sprint(*sn.ParentID)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sn.ID, parent,
+			time.UnixMilli(sn.TimestampMs).UTC().Format("2006-01-02 15:04:05"), sn.Operation,
+			orDash(sn.Summary["added-records"]), orDash(sn.Summary["deleted-records"]), orDash(sn.Summary["total-records"]), ldpSummary(sn.Summary))
+	}
+	return tw.Flush()
+}
+
 func newSnapshotsCmd(s *streams) *cobra.Command {
-	var asJSON bool
+	o := &snapshotsOptions{}
 	cmd := &cobra.Command{
 		Use:   "snapshots SPEC",
 		Short: "List the snapshots of a Pipeline's Iceberg table, oldest first",
 		Example: `  ldp snapshots config/samples/nyc_taxi.json
   ldp snapshots orders.json --json`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp snapshots orders.json"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			snaps, err := controllers.Snapshots(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(s.Out, snaps)
-			}
-			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SNAPSHOT\tPARENT\tCOMMITTED (UTC)\tOPERATION\tADDED\tDELETED\tROWS\tLDP")
-			for _, sn := range snaps {
-				parent := "-"
-				if sn.ParentID != nil {
-					parent = fmt.Sprint(*sn.ParentID)
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sn.ID, parent,
-					time.UnixMilli(sn.TimestampMs).UTC().Format("2006-01-02 15:04:05"), sn.Operation,
-					orDash(sn.Summary["added-records"]), orDash(sn.Summary["deleted-records"]), orDash(sn.Summary["total-records"]), ldpSummary(sn.Summary))
-			}
-			return tw.Flush()
-		},
+		RunE: runVerb(o, s),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print every snapshot with its whole summary as JSON")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print every snapshot with its whole summary as JSON")
 	return cmd
 }
 

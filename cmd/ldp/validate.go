@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,26 +41,22 @@ Exit status: 0 when every file is valid, 1 otherwise.`,
 		Example: `  ldp validate config/
   ldp validate workflow.json pipelines/orders.yaml
   ldp validate --output json config/ > report.json`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.paths = args
-			if err := o.validate(cmd); err != nil {
-				return err
-			}
-			return o.run()
-		},
+		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
 
-func (o *validateOptions) validate(cmd *cobra.Command) error {
+func (o *validateOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.paths = args
 	if len(o.paths) == 0 {
 		return usageError(cmd, "name at least one spec file or folder, for example: ldp validate config/")
 	}
 	return oneOf(cmd, "output", o.output, "text", "json")
 }
 
-func (o *validateOptions) run() error {
+func (o *validateOptions) Run(_ context.Context, s *streams) error {
+	o.s = s
 	report, err := controllers.Validate(o.paths)
 	if err != nil {
 		return &ldperr.ConfigError{Msg: "cannot read specs", Err: err}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -10,11 +11,38 @@ import (
 	"github.com/ldp-dev/ldp/internal/redact"
 )
 
+// watchOptions are the flags and arguments of the command newWatchCmd builds.
+type watchOptions struct {
+	args             []string
+	resync, debounce time.Duration
+	leases           leaseFlags
+	format, metrics  string
+	maxWindows       int
+}
+
+func (o *watchOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	if err := oneOf(cmd, "log-format", o.format, "text", "json"); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (o *watchOptions) Run(ctx context.Context, s *streams) error {
+	out := redact.Writer{W: s.Err}
+	var h slog.Handler = slog.NewTextHandler(out, nil)
+	if o.format == "json" {
+		h = slog.NewJSONHandler(out, nil)
+	}
+	r := runnerFor(s)
+	r.Leases = o.leases.options()
+	w := &controllers.Watcher{Dir: o.args[0], Runner: r, Resync: o.resync, Debounce: o.debounce,
+		MaxWindows: o.maxWindows, Log: slog.New(h), Now: now, MetricsAddr: o.metrics}
+	return w.Run(ctx)
+}
+
 func newWatchCmd(s *streams) *cobra.Command {
-	var resync, debounce time.Duration
-	var leases leaseFlags
-	var format, metrics string
-	var maxWindows int
+	o := &watchOptions{}
 	cmd := &cobra.Command{
 		Use:   "watch DIR",
 		Short: "Keep a folder of specs running: reconcile on every change and every minute",
@@ -32,27 +60,13 @@ ldp exits 0.`,
 		Example: `  ldp watch config/
   ldp watch config/ --log-format json --metrics-addr 127.0.0.1:9464`,
 		Args: exactArgs(1, "name the folder to watch, for example: ldp watch config/"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf(cmd, "log-format", format, "text", "json"); err != nil {
-				return err
-			}
-			out := redact.Writer{W: s.Err}
-			var h slog.Handler = slog.NewTextHandler(out, nil)
-			if format == "json" {
-				h = slog.NewJSONHandler(out, nil)
-			}
-			r := runnerFor(s)
-			r.Leases = leases.options()
-			w := &controllers.Watcher{Dir: args[0], Runner: r, Resync: resync, Debounce: debounce,
-				MaxWindows: maxWindows, Log: slog.New(h), Now: now, MetricsAddr: metrics}
-			return w.Run(cmd.Context())
-		},
+		RunE: runVerb(o, s),
 	}
-	leases.flags(cmd)
-	cmd.Flags().DurationVar(&resync, "resync", time.Minute, "reconcile at least this often")
-	cmd.Flags().DurationVar(&debounce, "debounce", 300*time.Millisecond, "wait this long after a change before reconciling")
-	cmd.Flags().StringVar(&format, "log-format", "text", "log lines as text or json")
-	cmd.Flags().StringVar(&metrics, "metrics-addr", "", "serve /healthz and Prometheus /metrics on this address (127.0.0.1:PORT)")
-	cmd.Flags().IntVar(&maxWindows, "max-windows", 1000, "run at most this many windows per file per reconcile")
+	o.leases.flags(cmd)
+	cmd.Flags().DurationVar(&o.resync, "resync", time.Minute, "reconcile at least this often")
+	cmd.Flags().DurationVar(&o.debounce, "debounce", 300*time.Millisecond, "wait this long after a change before reconciling")
+	cmd.Flags().StringVar(&o.format, "log-format", "text", "log lines as text or json")
+	cmd.Flags().StringVar(&o.metrics, "metrics-addr", "", "serve /healthz and Prometheus /metrics on this address (127.0.0.1:PORT)")
+	cmd.Flags().IntVar(&o.maxWindows, "max-windows", 1000, "run at most this many windows per file per reconcile")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -30,9 +31,88 @@ type taskLine struct {
 	Vars        map[string]any `json:"vars,omitempty"`
 }
 
+// workflowPlanOptions are the flags and arguments of the command newWorkflowPlanCmd builds.
+type workflowPlanOptions struct {
+	args []string
+	win  string
+	json bool
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *workflowPlanOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *workflowPlanOptions) Run(ctx context.Context, s *streams) error {
+	wf, err := controllers.LoadWorkflow(o.args[0])
+	if err != nil {
+		return err
+	}
+	var w v1.LogicalWindow
+	if o.win != "" {
+		if w, err = controllers.ParseWindow(o.win, wf.Window.Location, now()); err != nil {
+			return usageError(o.cmd, "--window: %v", err)
+		}
+	}
+	var lines []taskLine
+	for _, t := range wf.RunOrder(w) {
+		lines = append(lines, taskLine{ID: t.ID, Kind: t.Kind(), DependsOn: t.DependsOn, Key: t.Key})
+	}
+	warns := controllers.OrderWarnings(wf)
+	for i, l := range lines {
+		for _, t := range wf.Tasks {
+			if t.ID != l.ID || t.Dbt == nil {
+				continue
+			}
+			plan, err := controllers.PlanDbt(wf, t, w)
+			if err != nil {
+				return err
+			}
+			lines[i].Fingerprint, lines[i].Vars = plan.Fingerprint, plan.Vars
+			warns = append(warns, plan.Warnings...)
+		}
+	}
+	for _, t := range wf.Tasks {
+		if t.Kind() != v1.TaskSQL {
+			continue
+		}
+		missing, err := controllers.CheckModel(ctx, wf.Pipelines[t.ID], w)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			warns = append(warns, fmt.Sprintf("task %s: the query is checked when it runs: input %s has no table yet", t.ID, strings.Join(missing, ", ")))
+		}
+	}
+	if o.json {
+		return writeJSON(s.Out, map[string]any{"workflow": wf.Name, "logical_window": w.String(), "tasks": lines, "warnings": warns})
+	}
+	fmt.Fprintf(s.Out, "%s: %d %s in run order\n", wf.Name, len(lines), plural(len(lines), "task", "tasks"))
+	for i, l := range lines {
+		after := ""
+		if len(l.DependsOn) > 0 {
+			after = fmt.Sprintf(" (after %v)", l.DependsOn)
+		}
+		key := ""
+		if l.Key != "" {
+			key = "  key " + l.Key
+		}
+		if l.Fingerprint != "" {
+			key = fmt.Sprintf("  fingerprint %s vars %s", l.Fingerprint[:12], compactJSON(l.Vars))
+		}
+		fmt.Fprintf(s.Out, "  %d. %s [%s]%s%s\n", i+1, l.ID, l.Kind, after, key)
+	}
+	for _, w := range warns {
+		fmt.Fprintln(s.Err, "warning: "+w)
+	}
+	return nil
+}
+
 func newWorkflowPlanCmd(s *streams) *cobra.Command {
-	var win string
-	var asJSON bool
+	o := &workflowPlanOptions{}
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Check a workflow and every config it names; print its tasks in run order",
@@ -45,80 +125,54 @@ against the columns of its inputs (nothing is read), so a typo fails here, not a
 Exit status: 0 valid, 1 invalid.`,
 		Example: `  ldp workflow plan config/samples/daily_orders_workflow.json --window 2026-08-02/2026-08-03`,
 		Args:    exactArgs(1, "name the workflow file, for example: ldp workflow plan workflow.json"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			wf, err := controllers.LoadWorkflow(args[0])
-			if err != nil {
-				return err
-			}
-			var w v1.LogicalWindow
-			if win != "" {
-				if w, err = controllers.ParseWindow(win, wf.Window.Location, now()); err != nil {
-					return usageError(cmd, "--window: %v", err)
-				}
-			}
-			var lines []taskLine
-			for _, t := range wf.RunOrder(w) {
-				lines = append(lines, taskLine{ID: t.ID, Kind: t.Kind(), DependsOn: t.DependsOn, Key: t.Key})
-			}
-			warns := controllers.OrderWarnings(wf)
-			for i, l := range lines {
-				for _, t := range wf.Tasks {
-					if t.ID != l.ID || t.Dbt == nil {
-						continue
-					}
-					plan, err := controllers.PlanDbt(wf, t, w)
-					if err != nil {
-						return err
-					}
-					lines[i].Fingerprint, lines[i].Vars = plan.Fingerprint, plan.Vars
-					warns = append(warns, plan.Warnings...)
-				}
-			}
-			for _, t := range wf.Tasks {
-				if t.Kind() != v1.TaskSQL {
-					continue
-				}
-				missing, err := controllers.CheckModel(cmd.Context(), wf.Pipelines[t.ID], w)
-				if err != nil {
-					return err
-				}
-				if len(missing) > 0 {
-					warns = append(warns, fmt.Sprintf("task %s: the query is checked when it runs: input %s has no table yet", t.ID, strings.Join(missing, ", ")))
-				}
-			}
-			if asJSON {
-				return writeJSON(s.Out, map[string]any{"workflow": wf.Name, "logical_window": w.String(), "tasks": lines, "warnings": warns})
-			}
-			fmt.Fprintf(s.Out, "%s: %d %s in run order\n", wf.Name, len(lines), plural(len(lines), "task", "tasks"))
-			for i, l := range lines {
-				after := ""
-				if len(l.DependsOn) > 0 {
-					after = fmt.Sprintf(" (after %v)", l.DependsOn)
-				}
-				key := ""
-				if l.Key != "" {
-					key = "  key " + l.Key
-				}
-				if l.Fingerprint != "" {
-					key = fmt.Sprintf("  fingerprint %s vars %s", l.Fingerprint[:12], compactJSON(l.Vars))
-				}
-				fmt.Fprintf(s.Out, "  %d. %s [%s]%s%s\n", i+1, l.ID, l.Kind, after, key)
-			}
-			for _, w := range warns {
-				fmt.Fprintln(s.Err, "warning: "+w)
-			}
-			return nil
-		},
+		RunE:    runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&win, "window", "", "the window whose keys to show")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&o.win, "window", "", "the window whose keys to show")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return cmd
 }
 
+// workflowRunOptions are the flags and arguments of the command newWorkflowRunCmd builds.
+type workflowRunOptions struct {
+	args       []string
+	win, runID string
+	attempt    int
+	json       bool
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *workflowRunOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *workflowRunOptions) Run(ctx context.Context, s *streams) error {
+	if o.win == "" {
+		return usageError(o.cmd, "--window is required: the window to run, such as 2026-08-01/2026-08-02 or yesterday")
+	}
+	wf, err := controllers.LoadWorkflow(o.args[0])
+	if err != nil {
+		return err
+	}
+	w, err := controllers.ParseWindow(o.win, wf.Window.Location, now())
+	if err != nil {
+		return usageError(o.cmd, "--window: %v", err)
+	}
+	res := runnerFor(s).Run(ctx, wf, w, controllers.RunOptions{RunID: o.runID, Attempt: o.attempt})
+	if o.json {
+		if err := writeJSON(s.Out, res); err != nil {
+			return err
+		}
+	} else {
+		printResult(s, res)
+	}
+	return outcomeExit(res.Outcome())
+}
+
 func newWorkflowRunCmd(s *streams) *cobra.Command {
-	var win, runID string
-	var attempt int
-	var asJSON bool
+	o := &workflowRunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run FILE --window W",
 		Short: "Run every task of a workflow for one window",
@@ -130,33 +184,12 @@ makes its dependants upstream_failed; independent tasks still run.
 Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.`,
 		Example: `  ldp workflow run config/samples/daily_orders_workflow.json --window 2026-08-02/2026-08-03`,
 		Args:    exactArgs(1, "name the workflow file, for example: ldp workflow run workflow.json --window yesterday"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if win == "" {
-				return usageError(cmd, "--window is required: the window to run, such as 2026-08-01/2026-08-02 or yesterday")
-			}
-			wf, err := controllers.LoadWorkflow(args[0])
-			if err != nil {
-				return err
-			}
-			w, err := controllers.ParseWindow(win, wf.Window.Location, now())
-			if err != nil {
-				return usageError(cmd, "--window: %v", err)
-			}
-			res := runnerFor(s).Run(cmd.Context(), wf, w, controllers.RunOptions{RunID: runID, Attempt: attempt})
-			if asJSON {
-				if err := writeJSON(s.Out, res); err != nil {
-					return err
-				}
-			} else {
-				printResult(s, res)
-			}
-			return outcomeExit(res.Outcome())
-		},
+		RunE:    runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&win, "window", "", "the window: START/END, yesterday, last-week or last-month")
-	cmd.Flags().StringVar(&runID, "run-id", "", "continue this run (default: a new one)")
-	cmd.Flags().IntVar(&attempt, "attempt", 1, "the attempt of the run")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON on stdout")
+	cmd.Flags().StringVar(&o.win, "window", "", "the window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&o.runID, "run-id", "", "continue this run (default: a new one)")
+	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
 	return cmd
 }
 

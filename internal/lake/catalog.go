@@ -124,6 +124,10 @@ func OpenReadOnly(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog,
 				return cat, nil
 			}
 			cat.Close()
+			if strings.Contains(err.Error(), "no such table") {
+				// A catalog another process is creating right now: nothing to read yet.
+				return Open(ctx, c, baseDir)
+			}
 		}
 	}
 	return nil, fmt.Errorf("open catalog %s to read: %w", dbPath, err)
