@@ -93,14 +93,19 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 			}
 		}
 	}
-	// The plan is Reconcile's, for the range; a backfill does not carry a run on (Fresh): each
-	// window it runs is a run of its own.
-	observer := new(Observer)
-	defer observer.Close()
-	plans, err := r.planObject(ctx, observer, Scheduled{Path: wf.File, WF: wf}, req)
+	// The plan is Reconcile's, for the range, in dry run: a backfill differs only in its request
+	// (a range, and Fresh: it does not carry a run on, each window it runs is a run of its own)
+	// and in running its windows in groups.
+	req.DryRun = true
+	req.Objects = []Scheduled{{Path: wf.File, WF: wf}}
+	rec, err := (&Reconciler{Runner: r}).Reconcile(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	if e := rec.Objects[0].Err; e != nil {
+		return nil, e
+	}
+	plans := rec.Objects[0].Windows
 	res := &BackfillResult{Workflow: wf.Name, File: wf.File, States: map[v1.WindowState]int{}, Counts: map[WindowOutcome]int{}}
 	for _, p := range plans {
 		bw := BackfillWindow{Start: p.Start, End: p.End, State: p.State, Keys: []string{}, plan: p}
