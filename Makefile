@@ -6,13 +6,19 @@ LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-rest demo bench fmt fmtcheck sizecheck vet fuzz clean
+.PHONY: help build install test test-rest demo bench fmt fmtcheck sizecheck vectorscheck vet fuzz clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## Build bin/ldp
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ldp
+
+PREFIX ?= $(shell $(GO) env GOPATH)
+install: build ## Install ldp into $(PREFIX)/bin (default: $(go env GOPATH)/bin)
+	mkdir -p $(PREFIX)/bin
+	install -m 0755 $(BIN) $(PREFIX)/bin/ldp
+	@echo "installed $(PREFIX)/bin/ldp; if 'ldp' is not found, add $(PREFIX)/bin to your PATH"
 
 test: fmtcheck vet sizecheck ## Check formatting, vet, file sizes, and run every test (the concurrent backfill also under -race)
 	$(GO) test -count=1 ./...
@@ -37,6 +43,9 @@ fmt: ## Format the code
 sizecheck:
 	@big=$$(git ls-files -z | xargs -0 -r du -k --apparent-size 2>/dev/null | awk '$$1 > 5120 {print $$2}'); \
 	if [ -n "$$big" ]; then echo "tracked files over 5 MB (keep them out of git, in .gitignore):"; echo "$$big"; exit 1; fi
+
+vectorscheck: ## Check that apis/v1/testdata/keys.json is the shared key vectors (when ../shared is beside the checkout)
+	@if [ -f ../shared/vectors/keys.json ]; then cmp -s ../shared/vectors/keys.json apis/v1/testdata/keys.json && echo "key vectors: current" || { echo "apis/v1/testdata/keys.json differs from ../shared/vectors/keys.json: copy it again"; exit 1; }; else echo "key vectors: no ../shared beside this checkout"; fi
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,13 +145,8 @@ func (w *Watcher) setup() {
 	}
 }
 
-func skipDir(name string) bool {
-	switch name {
-	case "node_modules", "venv", "env", "site-packages", "__pycache__":
-		return true
-	}
-	return strings.HasPrefix(name, ".")
-}
+// skipDir is discovery's rule: the watcher watches no folder that discovery passes over.
+func skipDir(name string) bool { return specs.SkipDir(name) }
 
 // addTree watches a folder and every subfolder (fsnotify is not recursive).
 func (w *Watcher) addTree(fw *fsnotify.Watcher, root string) error {

@@ -10,8 +10,13 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
-// skipDirs are folders discovery never enters, besides those whose name starts with a dot.
-var skipDirs = map[string]bool{"node_modules": true, "venv": true, "env": true, "site-packages": true, "__pycache__": true}
+// skipDirs are folders discovery never enters, besides those whose name starts with a dot:
+// tools' folders, and testdata, which holds fixtures (invalid specs among them), as Go's
+// tools skip it.
+var skipDirs = map[string]bool{"node_modules": true, "venv": true, "env": true, "site-packages": true, "__pycache__": true, "testdata": true}
+
+// SkipDir reports whether discovery passes over a folder of this name.
+func SkipDir(name string) bool { return strings.HasPrefix(name, ".") || skipDirs[name] }
 
 // SpecExtensions are the file endings discovery reads.
 var SpecExtensions = []string{".json", ".yaml", ".yml"}
@@ -56,7 +61,7 @@ func Discover(roots []string) ([]Candidate, error) {
 			}
 			name := d.Name()
 			if d.IsDir() {
-				if p != root && (strings.HasPrefix(name, ".") || skipDirs[name]) {
+				if p != root && SkipDir(name) {
 					return filepath.SkipDir
 				}
 				return nil
