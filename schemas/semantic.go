@@ -101,10 +101,37 @@ func checkZone(tz string) error {
 		return fmt.Errorf(`time zone "Local" depends on the machine; name an IANA zone such as "Europe/Paris" or "UTC"`)
 	}
 	if _, err := time.LoadLocation(tz); err != nil {
-		return fmt.Errorf("unknown time zone %q: use an IANA name such as \"Europe/Paris\", \"America/New_York\" or \"UTC\"", tz)
+		return fmt.Errorf("unknown time zone %q%s: use an IANA name such as \"Europe/Paris\", \"America/New_York\" or \"UTC\"", tz, ZoneSuggestion(tz))
 	}
 	return nil
 }
+
+// ZoneSuggestion is ` (did you mean "Europe/London"?)` for a zone name that is a typo or a
+// case away from a common IANA zone, else "". The list is fixed, not read from the machine,
+// so validation says the same everywhere.
+func ZoneSuggestion(tz string) string {
+	for _, z := range commonZones {
+		if strings.EqualFold(z, tz) {
+			return fmt.Sprintf(" (did you mean %q?)", z)
+		}
+	}
+	return didYouMean(tz, commonZones)
+}
+
+var commonZones = []string{"UTC", "GMT",
+	"Africa/Cairo", "Africa/Johannesburg", "Africa/Lagos", "Africa/Nairobi", "Africa/Casablanca",
+	"America/Anchorage", "America/Argentina/Buenos_Aires", "America/Bogota", "America/Chicago", "America/Denver",
+	"America/Halifax", "America/Los_Angeles", "America/Mexico_City", "America/New_York", "America/Phoenix",
+	"America/Santiago", "America/Sao_Paulo", "America/Toronto", "America/Vancouver", "America/Lima",
+	"Asia/Bangkok", "Asia/Dhaka", "Asia/Dubai", "Asia/Hong_Kong", "Asia/Jakarta", "Asia/Jerusalem", "Asia/Karachi",
+	"Asia/Kolkata", "Asia/Manila", "Asia/Seoul", "Asia/Shanghai", "Asia/Singapore", "Asia/Taipei", "Asia/Tehran",
+	"Asia/Tokyo", "Asia/Ho_Chi_Minh", "Asia/Riyadh", "Asia/Kathmandu",
+	"Atlantic/Reykjavik", "Australia/Adelaide", "Australia/Brisbane", "Australia/Melbourne", "Australia/Perth", "Australia/Sydney",
+	"Europe/Amsterdam", "Europe/Athens", "Europe/Berlin", "Europe/Brussels", "Europe/Bucharest", "Europe/Budapest",
+	"Europe/Copenhagen", "Europe/Dublin", "Europe/Helsinki", "Europe/Istanbul", "Europe/Kyiv", "Europe/Lisbon",
+	"Europe/London", "Europe/Madrid", "Europe/Moscow", "Europe/Oslo", "Europe/Paris", "Europe/Prague", "Europe/Rome",
+	"Europe/Stockholm", "Europe/Vienna", "Europe/Warsaw", "Europe/Zurich",
+	"Pacific/Auckland", "Pacific/Honolulu"}
 
 func (c *checker) pipeline(md map[string]any, p fieldPath) {
 	c.schedule(md, p)

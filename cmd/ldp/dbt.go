@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/schemas"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
@@ -44,7 +45,7 @@ func (o *dbtOptions) Run(ctx context.Context, s *streams) error {
 	if o.win != "" {
 		loc, err := time.LoadLocation(o.tz)
 		if err != nil {
-			return usageError(o.cmd, "--timezone: %v", err)
+			return usageError(o.cmd, "--timezone: unknown time zone %q%s: use an IANA name such as Europe/Paris or UTC", o.tz, schemas.ZoneSuggestion(o.tz))
 		}
 		if w, err = controllers.ParseWindow(o.win, loc, now()); err != nil {
 			return usageError(o.cmd, "--window: %v", err)

@@ -181,7 +181,7 @@ func newListCmd(s *streams) *cobra.Command {
 		Use:   "list DIR",
 		Short: "Show what is scheduled under DIR, what is due and what was missed",
 		Long: `For each scheduled file: its kind, schedule, time zone, window size and catch-up setting,
-the next fire (in UTC and in this machine's time zone), the last window the ledger holds and
+the next fire (in UTC and in the spec's time zone, each said), the last window the ledger holds and
 how its last run ended, the windows that are due, and the windows that were missed (not done,
 and not run by the next tick because catch-up is off), with the command that fills them.
 It takes no lock and writes nothing.`,
@@ -206,7 +206,7 @@ func listOne(cmd *cobra.Command, s *streams, sc controllers.Scheduled, t time.Ti
 	}
 	fmt.Fprintf(s.Out, "%s: %s, schedule %q in %s, window %s, catchup %t\n", displayPath(sc.Path), st.Kind, wf.Schedule, wf.Window.Location, size, sc.Catchup)
 	if !st.NextFire.IsZero() {
-		fmt.Fprintf(s.Out, "  next fire   %s (%s local)\n", st.NextFire.UTC().Format(time.RFC3339), st.NextFire.Local().Format("2006-01-02 15:04 MST"))
+		fmt.Fprintf(s.Out, "  next fire   %s UTC (%s in the spec's zone, %s)\n", st.NextFire.UTC().Format(time.RFC3339), st.NextFire.In(wf.Window.Location).Format("2006-01-02 15:04 MST"), wf.Window.Location)
 	}
 	if st.LastWindow != "" {
 		fmt.Fprintf(s.Out, "  last run    %s %s\n", st.LastWindow, st.LastEnded)
