@@ -10,8 +10,8 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/schemas"
 	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/schemas"
 )
 
 func newDbtCmd(s *streams) *cobra.Command {
