@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -183,11 +184,11 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 		windows, err = Desired{Window: req.Window, From: req.From, To: req.To, Now: req.Now}.Windows(s.WF)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Path, err)
+		return nil, inFile(s.Path, err)
 	}
 	obs, err := observer.Observe(ctx, s.WF)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Path, err)
+		return nil, inFile(s.Path, err)
 	}
 	return reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now}), nil
 }
@@ -289,4 +290,12 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// inFile is err naming the file it is about, unless it names it already.
+func inFile(path string, err error) error {
+	if strings.HasPrefix(err.Error(), path+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }

@@ -37,7 +37,9 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	if o.dryRun {
-		printDiff(s.Out, plansOf(res)) // what ldp diff prints: the same Reconcile
+		if plans := plansOf(res); len(plans) > 0 || badObjects(res) == nil {
+			printDiff(s.Out, plans) // what ldp diff prints: the same Reconcile
+		}
 		return badObjects(res)
 	}
 	if o.json {

@@ -31,7 +31,7 @@ func (o *diffOptions) Run(ctx context.Context, s *streams) error {
 		if err := writeJSON(s.Out, plans); err != nil {
 			return err
 		}
-	} else {
+	} else if len(plans) > 0 || badObjects(res) == nil {
 		printDiff(s.Out, plans)
 	}
 	if bad := badObjects(res); bad != nil {

@@ -73,9 +73,20 @@ func badObjects(res *controllers.ReconcileResult) error {
 // printDiff writes the plans and how many windows would run: ldp diff's output, and ldp apply
 // --dry-run's.
 func printDiff(w io.Writer, plans []objectPlan) {
-	if pending := printPlans(w, plans); pending == 0 {
+	pending := printPlans(w, plans)
+	compared := 0
+	for _, p := range plans {
+		compared += len(p.Windows)
+	}
+	switch {
+	case len(plans) == 0:
+		// Never "done" for windows nothing looked at.
+		fmt.Fprintln(w, "nothing compared: no workflow and no dataset config with a schedule was found, so no window is desired; name a spec and pass --window or --from/--to to compare its windows")
+	case compared == 0:
+		fmt.Fprintln(w, "nothing compared: no window is due yet; pass --window or --from/--to to compare others")
+	case pending == 0:
 		fmt.Fprintln(w, "nothing to do: every window is done")
-	} else {
+	default:
 		fmt.Fprintf(w, "%d %s would run\n", pending, plural(pending, "window", "windows"))
 	}
 }
