@@ -65,6 +65,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newScheduleCmd(s),
 		newWatchCmd(s),
 		newDemoCmd(s),
+		newVersionCmd(s),
 	)
 	return root
 }
