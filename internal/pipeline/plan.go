@@ -98,10 +98,40 @@ func Warnings(p *v1.Pipeline, w v1.LogicalWindow) []string {
 	if w.IsZero() {
 		return nil
 	}
+	var out []string
 	if msg := selectsNoRows(p); msg != "" {
-		return []string{msg}
+		out = append(out, msg)
 	}
-	return nil
+	if msg := offSize(p, w); msg != "" {
+		out = append(out, msg)
+	}
+	return out
+}
+
+// offSize says when w is not one window of the spec's size: the contract lets it publish as
+// given, but it is seldom what was meant, and a later backfill lays other windows.
+func offSize(p *v1.Pipeline, w v1.LogicalWindow) string {
+	ws, err := window.SpecOf(p.Metadata.Window)
+	if err != nil || ws.Size == "" {
+		return ""
+	}
+	start, err := window.Floor(w.Start, ws.Size, ws.Location)
+	if err != nil || (start.Equal(w.Start) && window.Next(start, ws.Size, ws.Location).Equal(w.End)) {
+		return ""
+	}
+	ends, err := window.Floor(w.End, ws.Size, ws.Location)
+	if err != nil {
+		return ""
+	}
+	if ends.Before(w.End) {
+		ends = window.Next(ends, ws.Size, ws.Location)
+	}
+	n := 0
+	for t := start; t.Before(ends); t = window.Next(t, ws.Size, ws.Location) {
+		n++
+	}
+	return fmt.Sprintf("window %s is not one %s, the spec's window size; it publishes as given, under a key of its own. A backfill lays %d %s windows over it: ldp backfill %s --from %s --to %s",
+		w, ws.Size, n, ws.Size, p.Path, v1.FormatInstant(start), v1.FormatInstant(ends))
 }
 
 // selectsNoRows is the message for a scheduled Iceberg append that would load the same rows in
