@@ -239,7 +239,16 @@ func (c *checker) catalog(cat map[string]any, p fieldPath) {
 		}[typ])
 	}
 	if typ != "rest" {
-		for k, hint := range map[string]string{"warehouse": "; a " + typ + " catalog's is warehouse_path", "token_env": "", "credential_env": ""} {
+		notRest := map[string]string{"warehouse": "; a " + typ + " catalog's is warehouse_path", "token_env": "", "credential_env": ""}
+		if typ == "sql" {
+			// pyiceberg's settings carry over: warehouse (a URI) stands for warehouse_path.
+			delete(notRest, "warehouse")
+			_, wh := cat["warehouse"]
+			if _, wp := cat["warehouse_path"]; wh && wp {
+				c.at(p.child("warehouse"), "warehouse and warehouse_path say the same for a sql catalog: keep one")
+			}
+		}
+		for k, hint := range notRest {
 			if _, ok := cat[k]; ok {
 				c.at(p.child(k), "%s applies only to a rest catalog (type rest)%s", k, hint)
 			}

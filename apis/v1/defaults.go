@@ -28,6 +28,12 @@ func (p *Pipeline) Default() {
 	if m.Target.WriteMode == "" {
 		m.Target.WriteMode = DefaultWriteMode
 	}
+	for _, c := range []*Catalog{m.Target.Catalog, m.Source.Catalog} {
+		if c != nil && c.Type == "sql" && c.WarehousePath == "" && c.Warehouse != "" {
+			// pyiceberg's name for a sql catalog's warehouse: a URI (file:///..., s3://...).
+			c.WarehousePath, c.Warehouse = strings.TrimPrefix(c.Warehouse, "file://"), ""
+		}
+	}
 	if c := m.Target.Catalog; c != nil && c.WarehousePath == "" {
 		c.WarehousePath = DefaultWarehousePath
 	}
