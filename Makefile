@@ -1,4 +1,5 @@
 # ldp's build, test and demo entry points. `make help` lists them.
+SHELL    := /bin/bash
 GO       ?= go
 BIN      := bin/ldp
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
@@ -21,7 +22,10 @@ install: build ## Install ldp into $(PREFIX)/bin (default: $(go env GOPATH)/bin)
 	@echo "installed $(PREFIX)/bin/ldp; if 'ldp' is not found, add $(PREFIX)/bin to your PATH"
 
 test: fmtcheck vet sizecheck ## Check formatting, vet, file sizes, and run every test (the concurrent backfill also under -race)
-	$(GO) test -count=1 ./...
+	@# go test -json through hack/testsummary: go test's usual lines, and every skipped test
+	@# with its reason (without -v, go test hides that a tier did not run).
+	$(GO) build -o bin/testsummary ./hack/testsummary
+	set -o pipefail; $(GO) test -count=1 -json ./... | bin/testsummary
 	$(GO) test -count=1 -race -run 'Group|Backfill' ./internal/lake ./controllers
 
 test-rest: ## Run the REST catalog tier against SeaweedFS (build it once: hack/seaweedfs/build.sh)
