@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -245,6 +246,9 @@ func (c *Catalog) unreadableMetadata(ctx context.Context, ref Ref, loadErr error
 	if _, err := readMetadata(ctx, c, ref, loc); err == nil {
 		return nil
 	}
+	if !readable(ctx, c, loc) {
+		return nil // the storage refused or failed (keys, network): not a corrupt file
+	}
 	e := &UnreadableMetadataError{Ref: ref, File: displayLocation(loc), Err: loadErr}
 	var prev sql.NullString
 	q := `SELECT previous_metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`
@@ -299,4 +303,21 @@ func LostTable(vc *v1.Catalog, baseDir string, ref Ref, cat *Catalog) error {
 		return nil
 	}
 	return &OrphanedTableError{Ref: ref, Catalog: vc.Identifier, Metadata: newest}
+}
+
+// readable reports whether the bytes of the file at loc can be read from the table's storage,
+// whatever they hold: a file that reads but does not parse is corrupt, one that does not read is
+// a storage problem.
+func readable(ctx context.Context, c *Catalog, loc string) bool {
+	fsys, err := icebergio.LoadFS(ctx, c.props, loc)
+	if err != nil {
+		return false
+	}
+	f, err := fsys.Open(loc)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = io.Copy(io.Discard, f)
+	return err == nil
 }
