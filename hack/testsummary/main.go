@@ -35,6 +35,10 @@ func main() {
 		}
 		key := e.Package + " " + e.Test
 		switch e.Action {
+		case "build-output":
+			fmt.Print(e.Output) // a package that does not build: its compiler errors
+		case "build-fail":
+			failed = true
 		case "output":
 			output[key] = append(output[key], e.Output)
 			if e.Test == "" && (strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL") || strings.HasPrefix(e.Output, "?")) {
