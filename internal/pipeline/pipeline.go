@@ -515,6 +515,9 @@ func (r *run) extract(ctx context.Context) error {
 		// rows whatever the window, and is reported as an empty window, not a bad column.
 		if n > 0 {
 			if where, err = window.Filter(c, r.colType, r.opts.Window, r.win.Location); err != nil {
+				if bad := r.badTimestamp(ctx, c); bad != nil {
+					return bad
+				}
 				return &ldperr.ConfigError{File: r.p.Path, Err: err}
 			}
 		}
@@ -526,6 +529,35 @@ func (r *run) extract(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// badTimestamp explains a CSV window column read as text: the file, the line and the first
+// value that is neither a date nor a timestamp (a column of timestamps with one bad value is
+// sniffed as VARCHAR). Nil when no such value is found.
+func (r *run) badTimestamp(ctx context.Context, column string) error {
+	if !strings.EqualFold(r.p.Metadata.Source.Format, formats.CSV) || !strings.EqualFold(r.colType, "VARCHAR") || r.localSource == "" {
+		return nil
+	}
+	expr, err := formats.Source(formats.CSV, r.localSource, r.p.Metadata.Source.Options)
+	if err != nil {
+		return nil
+	}
+	c := engine.Ident(column)
+	q := fmt.Sprintf(`SELECT n, v FROM (SELECT row_number() OVER () AS n, %[1]s AS v FROM %[2]s)
+		WHERE v IS NOT NULL AND trim(v) <> '' AND TRY_CAST(v AS TIMESTAMP) IS NULL AND TRY_CAST(v AS TIMESTAMPTZ) IS NULL
+			AND NOT (length(trim(v)) = 10 AND TRY_CAST(v AS DATE) IS NOT NULL)
+		ORDER BY n LIMIT 1`, c, expr)
+	var n int64
+	var v string
+	if err := r.db.QueryRow(ctx, q, &n, &v); err != nil {
+		return nil
+	}
+	line := n
+	if h := r.p.Metadata.Source.Options; h == nil || h.Header == nil || *h.Header {
+		line++ // the header is line 1
+	}
+	return &formats.ReadFailedError{Path: r.res.SourcePath, Line: strconv.FormatInt(line, 10),
+		Msg: fmt.Sprintf("window column %q holds %q, which is neither a date nor a timestamp; fix the value, or read the column in metadata.transform.sql", column, v)}
 }
 
 // published opens the target and reports whether the run's key is already on main.
