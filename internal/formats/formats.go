@@ -78,7 +78,7 @@ func ReadError(format, path string, opts *v1.ReadOptions, err error) error {
 	if strings.EqualFold(format, CSV) && strings.Contains(msg, "Error when sniffing file") {
 		// The sniffer fails on a ragged row inside its sample without saying where: find it.
 		if line, detail, ok := locateCSVError(path, opts); ok {
-			return &ReadFailedError{Path: path, Line: strconv.Itoa(line), Msg: "malformed CSV row: " + detail, Err: err}
+			return &ReadFailedError{Path: path, Line: strconv.Itoa(line), Msg: "malformed CSV row: " + detail + moreRagged(path, opts, line), Err: err}
 		}
 	}
 	if m := csvLine.FindStringSubmatch(msg); m != nil {
@@ -94,7 +94,8 @@ func ReadError(format, path string, opts *v1.ReadOptions, err error) error {
 		if detail != "" {
 			detail = ": " + detail
 		}
-		return &ReadFailedError{Path: path, Line: m[1], Msg: "malformed CSV row" + detail, Err: err}
+		first, _ := strconv.Atoi(m[1])
+		return &ReadFailedError{Path: path, Line: m[1], Msg: "malformed CSV row" + detail + moreRagged(path, opts, first), Err: err}
 	}
 	return &ReadFailedError{Path: path, Msg: firstLine(msg), Err: err}
 }
@@ -115,6 +116,58 @@ func (e *ReadFailedError) Error() string {
 }
 
 func (e *ReadFailedError) Unwrap() error { return e.Err }
+
+// maxRagged is how many malformed rows an error names.
+const maxRagged = 10
+
+// moreRagged names the other rows with a wrong number of fields, after the line first, up to
+// maxRagged in all: a ragged file is fixed in one pass, not one row a run.
+func moreRagged(path string, opts *v1.ReadOptions, first int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = 0
+	if opts != nil && opts.Delimiter != "" {
+		r.Comma = []rune(opts.Delimiter)[0]
+	}
+	var lines []string
+	more := false
+	for {
+		_, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		var pe *csv.ParseError
+		if !errors.As(err, &pe) {
+			if err != nil {
+				break
+			}
+			continue
+		}
+		if !errors.Is(pe.Err, csv.ErrFieldCount) {
+			break // a quote error: the rest of the file cannot be told apart
+		}
+		if pe.Line == first {
+			continue
+		}
+		if len(lines) == maxRagged-1 {
+			more = true
+			break
+		}
+		lines = append(lines, strconv.Itoa(pe.Line))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	s := "; lines " + strings.Join(lines, ", ") + " have a wrong number of fields too"
+	if more {
+		s += " (and more)"
+	}
+	return s
+}
 
 // locateCSVError finds the first row whose number of fields differs from the header's.
 func locateCSVError(path string, opts *v1.ReadOptions) (int, string, bool) {
