@@ -28,6 +28,17 @@ Every command prints errors once, to stderr, with no stack trace; `+"`-v`"+` log
 | 2 | `+"`ldp diff`"+` only: something would run |
 | 3 | only a data gate held something back |
 
+## Shell completion
+
+`+"`ldp completion bash|zsh|fish|powershell`"+` prints a completion script; for bash:
+
+    source <(ldp completion bash)              # this shell
+    ldp completion bash > /etc/bash_completion.d/ldp   # every shell
+
+It completes commands and flags, the values a flag takes (`+"`--output`"+`, `+"`--mode`"+`,
+`+"`--log-format`"+`, the `+"`--window`"+` shortcuts yesterday, last-week and last-month), and spec files
+(`+"`.json`"+`, `+"`.yaml`"+`, `+"`.yml`"+`) where a command takes one.
+
 `)
 	var cmds []*cobra.Command
 	var walk func(c *cobra.Command)

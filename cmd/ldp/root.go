@@ -67,6 +67,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newDemoCmd(s),
 		newVersionCmd(s),
 	)
+	registerCompletions(root)
 	return root
 }
 
