@@ -9,6 +9,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/reconcile"
 	"github.com/ldp-dev/ldp/schemas"
 )
@@ -113,7 +114,7 @@ func (r *ReconcileResult) Invalid() error {
 		case o.Err != nil:
 			bad = append(bad, o.Err)
 		case len(o.Problems) > 0:
-			bad = append(bad, &invalidObject{file: o.File, problems: o.Problems})
+			bad = append(bad, &specs.InvalidError{Path: o.File, Problems: o.Problems})
 		}
 	}
 	if len(bad) == 0 {
@@ -270,20 +271,6 @@ func (e ObjectErrors) Error() string {
 
 // Unwrap makes each object's error visible to errors.As (a config error stays one).
 func (e ObjectErrors) Unwrap() []error { return e }
-
-// invalidObject is an object whose spec is not valid.
-type invalidObject struct {
-	file     string
-	problems []schemas.Problem
-}
-
-func (e *invalidObject) Error() string {
-	msg := fmt.Sprintf("%s is not valid (%d %s):", e.file, len(e.problems), plural(len(e.problems), "problem", "problems"))
-	for _, p := range e.problems {
-		msg += "\n  " + p.String()
-	}
-	return msg
-}
 
 func plural(n int, one, many string) string {
 	if n == 1 {

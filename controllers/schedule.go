@@ -143,18 +143,13 @@ func (r *Runner) tickLocked(ctx context.Context, dir string, now time.Time, maxW
 	if err != nil {
 		return nil, err
 	}
-	return r.TickFiles(ctx, found, now, maxWindows), nil
-}
-
-// TickFiles ticks scheduled files already discovered (ldp watch keeps the last valid version of
-// a file in force while it is broken): one Reconcile of the windows due at now. The caller
-// holds the folder's lock.
-func (r *Runner) TickFiles(ctx context.Context, found []Scheduled, now time.Time, maxWindows int) *TickResult {
 	res, _ := r.tick(ctx, found, now, maxWindows)
-	return res
+	return res, nil
 }
 
-// tick is TickFiles that also says when the next reconcile is due.
+// tick ticks scheduled files already discovered (ldp watch keeps the last valid version of a
+// file in force while it is broken): one Reconcile of the windows due at now, and when the next
+// reconcile is due. The caller holds the folder's lock.
 func (r *Runner) tick(ctx context.Context, found []Scheduled, now time.Time, maxWindows int) (*TickResult, time.Duration) {
 	if found == nil {
 		found = []Scheduled{}

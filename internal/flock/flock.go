@@ -22,11 +22,6 @@ type Lock struct {
 	f *os.File
 }
 
-// Acquire blocks until it holds an exclusive lock on path, creating the file and its folder.
-func Acquire(path string) (*Lock, error) {
-	return lock(path, syscall.LOCK_EX)
-}
-
 // TryLock takes the lock if it is free and returns ErrLocked at once if it is not.
 func TryLock(path string) (*Lock, error) {
 	return lock(path, syscall.LOCK_EX|syscall.LOCK_NB)

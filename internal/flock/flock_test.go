@@ -1,6 +1,7 @@
 package flock
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 func TestTryLockSeesAHeldLock(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "locks", "a.lock")
-	l, err := Acquire(p)
+	l, err := Wait(context.Background(), p, WaitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

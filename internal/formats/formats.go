@@ -128,11 +128,7 @@ func moreRagged(path string, opts *v1.ReadOptions, first int) string {
 		return ""
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = 0
-	if opts != nil && opts.Delimiter != "" {
-		r.Comma = []rune(opts.Delimiter)[0]
-	}
+	r := csvReader(f, opts)
 	var lines []string
 	more := false
 	for {
@@ -169,6 +165,17 @@ func moreRagged(path string, opts *v1.ReadOptions, first int) string {
 	return s
 }
 
+// csvReader reads a CSV source in its dialect, strictly (no lazy quotes): a record whose
+// number of fields differs from the header's is an ErrFieldCount, and reading goes on after it.
+func csvReader(f io.Reader, opts *v1.ReadOptions) *csv.Reader {
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = 0
+	if delim, _ := csvDialect(opts); delim != "" {
+		r.Comma = []rune(delim)[0]
+	}
+	return r
+}
+
 // locateCSVError finds the first row whose number of fields differs from the header's.
 func locateCSVError(path string, opts *v1.ReadOptions) (int, string, bool) {
 	f, err := os.Open(path)
@@ -176,11 +183,7 @@ func locateCSVError(path string, opts *v1.ReadOptions) (int, string, bool) {
 		return 0, "", false
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = 0
-	if opts != nil && opts.Delimiter != "" {
-		r.Comma = []rune(opts.Delimiter)[0]
-	}
+	r := csvReader(f, opts)
 	for {
 		_, err := r.Read()
 		if err == io.EOF {

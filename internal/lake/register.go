@@ -42,16 +42,6 @@ func (c *Catalog) tableLocation(ref Ref) string {
 	return strings.TrimSuffix(warehouseLocation(c.Warehouse), "/") + "/" + ref.Namespace + ".db/" + ref.Name
 }
 
-// NewestMetadata is the newest metadata.json under ref's location in the warehouse, "" when
-// there is none (or the catalog's server lays tables out itself).
-func (c *Catalog) NewestMetadata(ctx context.Context, ref Ref) (string, error) {
-	files, err := c.metadataFiles(ctx, ref)
-	if err != nil || len(files) == 0 {
-		return "", err
-	}
-	return files[len(files)-1], nil
-}
-
 // metadataFiles lists the metadata.json files under ref's location in the warehouse, oldest
 // version first.
 func (c *Catalog) metadataFiles(ctx context.Context, ref Ref) ([]string, error) {
@@ -77,21 +67,46 @@ func (c *Catalog) metadataFiles(ctx context.Context, ref Ref) ([]string, error) 
 			return nil
 		})
 	} else {
-		ents, err := os.ReadDir(localPath(dir))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		} else if err != nil {
-			return nil, err
-		}
-		for _, e := range ents {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".metadata.json") {
-				names = append(names, dir+"/"+e.Name())
-			}
+		return localMetadataFiles(dir)
+	}
+	sortByVersion(names)
+	return names, nil
+}
+
+// localMetadataFiles lists the metadata.json files of the local folder dir (a path or a
+// file:// location), oldest version first.
+func localMetadataFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(localPath(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".metadata.json") {
+			names = append(names, dir+"/"+e.Name())
 		}
 	}
-	// Files are <version>-<uuid>.metadata.json: the highest version is the newest commit.
-	sort.Slice(names, func(i, j int) bool { return metadataVersion(names[i]) < metadataVersion(names[j]) })
+	sortByVersion(names)
 	return names, nil
+}
+
+// sortByVersion orders <version>-<uuid>.metadata.json files oldest first: the highest version
+// is the newest commit.
+func sortByVersion(names []string) {
+	sort.Slice(names, func(i, j int) bool { return metadataVersion(names[i]) < metadataVersion(names[j]) })
+}
+
+// lostTableAt is an *OrphanedTableError when the newest of a table's metadata files shows a
+// table with commits (version 1 or later) that its catalog does not know. Version 0 is a table
+// as created, with nothing in it: another process creating the table writes it before its
+// catalog row, so it is no sign of a lost catalog.
+func lostTableAt(files []string, ref Ref, catalog string) error {
+	if len(files) == 0 || metadataVersion(files[len(files)-1]) < 1 {
+		return nil
+	}
+	return &OrphanedTableError{Ref: ref, Catalog: catalog, Metadata: displayLocation(files[len(files)-1])}
 }
 
 func metadataVersion(loc string) int {
@@ -106,16 +121,11 @@ func metadataVersion(loc string) int {
 // refuseOrphaned is an *OrphanedTableError when ref is about to be created where a table's
 // metadata already lies.
 func (c *Catalog) refuseOrphaned(ctx context.Context, ref Ref) error {
-	loc, err := c.NewestMetadata(ctx, ref)
-	if err != nil || loc == "" {
+	files, err := c.metadataFiles(ctx, ref)
+	if err != nil {
 		return err
 	}
-	// Version 0 is a table as created, with nothing in it: another process creating the table
-	// writes it before its catalog row, so it is no sign of a lost catalog.
-	if metadataVersion(loc) < 1 {
-		return nil
-	}
-	return &OrphanedTableError{Ref: ref, Catalog: c.Identifier, Metadata: displayLocation(loc)}
+	return lostTableAt(files, ref, c.Identifier)
 }
 
 // displayLocation is a location as a person reads it: a local file as a path.
@@ -288,21 +298,11 @@ func LostTable(vc *v1.Catalog, baseDir string, ref Ref, cat *Catalog) error {
 			return nil
 		}
 	}
-	dir := filepath.Join(WarehouseDir(vc, baseDir), ref.Namespace+".db", ref.Name, "metadata")
-	ents, err := os.ReadDir(dir)
+	files, err := localMetadataFiles(filepath.Join(WarehouseDir(vc, baseDir), ref.Namespace+".db", ref.Name, "metadata"))
 	if err != nil {
 		return nil
 	}
-	newest, version := "", 0
-	for _, e := range ents {
-		if v := metadataVersion(e.Name()); strings.HasSuffix(e.Name(), ".metadata.json") && v > version {
-			newest, version = filepath.Join(dir, e.Name()), v
-		}
-	}
-	if newest == "" {
-		return nil
-	}
-	return &OrphanedTableError{Ref: ref, Catalog: vc.Identifier, Metadata: newest}
+	return lostTableAt(files, ref, vc.Identifier)
 }
 
 // readable reports whether the bytes of the file at loc can be read from the table's storage,

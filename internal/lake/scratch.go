@@ -136,12 +136,23 @@ func ClearDeadRuns(warehouse string) []string {
 	return gone
 }
 
+// LiveRuns are the scratch folders of the runs still writing to the local warehouse folder.
+func LiveRuns(warehouse string) []ScratchRun {
+	var out []ScratchRun
+	for _, r := range ScratchRuns(warehouse) {
+		if r.Live {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // OldestLiveRun is when the oldest live run writing to the local warehouse folder started;
 // zero when none is.
 func OldestLiveRun(warehouse string) time.Time {
 	var oldest time.Time
-	for _, r := range ScratchRuns(warehouse) {
-		if r.Live && (oldest.IsZero() || r.Owner.Started.Before(oldest)) {
+	for _, r := range LiveRuns(warehouse) {
+		if oldest.IsZero() || r.Owner.Started.Before(oldest) {
 			oldest = r.Owner.Started
 		}
 	}

@@ -149,7 +149,7 @@ func orphans(ctx context.Context, cat *lake.Catalog, ref lake.Ref, age time.Dura
 	local := cat.Warehouse != "" && !lake.IsRemote(cat.Warehouse)
 	if local {
 		if oldest := lake.OldestLiveRun(cat.Warehouse); !oldest.IsZero() {
-			rep.LiveRuns = len(liveRuns(cat.Warehouse))
+			rep.LiveRuns = len(lake.LiveRuns(cat.Warehouse))
 			if d := o.Now().Sub(oldest) + time.Minute; d > age {
 				age = d
 			}
@@ -213,16 +213,6 @@ func orphans(ctx context.Context, cat *lake.Catalog, ref lake.Ref, age time.Dura
 		lake.ClearDeadRuns(cat.Warehouse)
 	}
 	return nil
-}
-
-func liveRuns(warehouse string) []lake.ScratchRun {
-	var out []lake.ScratchRun
-	for _, r := range lake.ScratchRuns(warehouse) {
-		if r.Live {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 func horizonDays(tbl *table.Table) int {
