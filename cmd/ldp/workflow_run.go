@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/controllers"
+)
+
+// workflowRunOptions are the flags and arguments of the command newWorkflowRunCmd builds.
+type workflowRunOptions struct {
+	args       []string
+	win, runID string
+	attempt    int
+	json       bool
+	// cmd is the command, for the usage errors found once the spec is read.
+	cmd *cobra.Command
+}
+
+func (o *workflowRunOptions) Validate(cmd *cobra.Command, args []string) error {
+	o.args = args
+	o.cmd = cmd
+	return nil
+}
+
+func (o *workflowRunOptions) Run(ctx context.Context, s *streams) error {
+	if o.win == "" {
+		return usageError(o.cmd, "--window is required: the window to run, such as 2026-08-01/2026-08-02 or yesterday")
+	}
+	wf, err := controllers.LoadWorkflow(o.args[0])
+	if err != nil {
+		return err
+	}
+	w, err := controllers.ParseWindow(o.win, wf.Window.Location, now())
+	if err != nil {
+		return usageError(o.cmd, "--window: %v", err)
+	}
+	res := runnerFor(s).Run(ctx, wf, w, controllers.RunOptions{RunID: o.runID, Attempt: o.attempt})
+	if o.json {
+		if err := writeJSON(s.Out, res); err != nil {
+			return err
+		}
+	} else {
+		printResult(s, res)
+	}
+	return outcomeExit(res.Outcome())
+}
+
+func newWorkflowRunCmd(s *streams) *cobra.Command {
+	o := &workflowRunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run FILE --window W",
+		Short: "Run every task of a workflow for one window",
+		Long: `Check everything first and start nothing when anything is invalid; then run the tasks one
+at a time in dependency order. A pipeline task publishes under the key of the window, so a
+task already done is skipped without reading its source. A task that fails or is blocked
+makes its dependants upstream_failed; independent tasks still run.
+
+Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.`,
+		Example: `  ldp workflow run config/samples/daily_orders_workflow.json --window 2026-08-02/2026-08-03`,
+		Args:    exactArgs(1, "name the workflow file, for example: ldp workflow run workflow.json --window yesterday"),
+		RunE:    runVerb(o, s),
+	}
+	cmd.Flags().StringVar(&o.win, "window", "", "the window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&o.runID, "run-id", "", "continue this run (default: a new one)")
+	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	return cmd
+}
+
+// compactJSON is v as one line of JSON, keys sorted.
