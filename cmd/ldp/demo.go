@@ -75,10 +75,7 @@ func (d *demo) say(format string, args ...any) {
 func (d *demo) ldp(want int, args ...string) error {
 	shown := make([]string, len(args))
 	for i, a := range args {
-		if strings.ContainsAny(a, " *'\"") {
-			a = "'" + a + "'"
-		}
-		shown[i] = a
+		shown[i] = shellWord(a)
 	}
 	fmt.Fprintf(d.s.Out, "   $ ldp %s\n", strings.Join(shown, " "))
 	var out bytes.Buffer
@@ -135,29 +132,45 @@ func runDemo(ctx context.Context, s *streams, workdir string) error {
 	start := time.Now()
 	d := &demo{ctx: ctx, s: s}
 	fmt.Fprintf(s.Out, "ldp demo in %s: a lakehouse on your laptop, one step at a time.\n", abs)
-	for _, step := range []func(*demo) error{demoLoad, demoModes, demoPartitioned, demoChecks, demoSQL, demoTimeTravel, demoExport, demoWindows, demoSchedule} {
+	for _, step := range []func(*demo) error{demoLoad, demoModes, demoPartitioned, demoChecks, demoSQL, demoTimeTravel, demoExport, demoWindows, demoSchedule, demoApply} {
 		if err := step(d); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(s.Out, "\nDone in %.1fs. Explore what the demo built (in %s):\n", time.Since(start).Seconds(), abs)
+	fmt.Fprintf(s.Out, "\nDone in %.1fs. Explore what the demo built, from here:\n", time.Since(start).Seconds())
 	bin := "ldp"
 	if _, err := exec.LookPath("ldp"); err != nil {
 		if exe, err := os.Executable(); err == nil {
 			bin = exe // not on the PATH (make demo): name the one that ran
 		}
 	}
-	for _, c := range []string{
-		`ldp query rides.json "SELECT city, count(*), round(avg(fare), 2) FROM rides GROUP BY city"`,
-		"ldp snapshots rides.json",
-		"ldp commits daily/orders.json",
-		"ldp runs daily/workflow.json --attempts",
-		"ldp diff -f daily --from 2026-08-01 --to 2026-08-05",
-		"ldp schedule list daily --now 2026-08-05T03:00:00Z",
-	} {
-		fmt.Fprintf(s.Out, "  cd %s && %s\n", workdir, strings.Replace(c, "ldp", bin, 1))
+	for _, l := range exploreLines(bin, workdir) {
+		fmt.Fprintf(s.Out, "  %s\n", l)
 	}
 	return nil
+}
+
+// exploreLines are the commands the demo ends with, each of which works on its own from the
+// folder the demo was started in: the paths lead into workdir rather than a cd before each.
+func exploreLines(bin, workdir string) []string {
+	in := func(p string) string { return shellWord(filepath.Join(workdir, p)) }
+	return []string{
+		bin + " query " + in("rides.json") + ` "SELECT city, count(*), round(avg(fare), 2) FROM rides GROUP BY city"`,
+		bin + " snapshots " + in("rides.json"),
+		bin + " commits " + in("daily/orders.json"),
+		bin + " runs " + in("daily/workflow.json") + " --attempts",
+		bin + " diff -f " + in("daily") + " --from 2026-08-01 --to 2026-08-06",
+		bin + " schedule list " + in("daily") + " --now 2026-08-06T03:00:00Z",
+	}
+}
+
+// shellWord is s as one word of a POSIX shell: as it is when it holds only plain path
+// characters, quoted otherwise.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return shellQuote(s)
 }
 
 const demoCatalog = `"catalog": {"identifier": "demo", "warehouse_path": "warehouse"}`
@@ -365,4 +378,20 @@ func demoSchedule(d *demo) error {
 	}
 	d.title("The run history, from the ledger")
 	return d.ldp(0, "runs", "daily/workflow.json", "--limit", "8")
+}
+
+func demoApply(d *demo) error {
+	d.title("Declare, then reconcile: diff says what would run, apply runs it, diff says it is done")
+	if err := d.write("daily/drops/orders_2026-08-05.csv", orders("2026-08-05", "17.00", "9.50")); err != nil {
+		return err
+	}
+	window := []string{"--from", "2026-08-01", "--to", "2026-08-06"}
+	if err := d.ldp(2, append([]string{"diff", "-f", "daily"}, window...)...); err != nil {
+		return err
+	}
+	d.say("exit 2: one window would run (5 August); the four before are done and stay as they are.")
+	if err := d.ldp(0, append([]string{"apply", "-f", "daily"}, window...)...); err != nil {
+		return err
+	}
+	return d.ldp(0, append([]string{"diff", "-f", "daily"}, window...)...)
 }

@@ -70,7 +70,7 @@ func TestSpecDocCoversEveryKey(t *testing.T) {
 			t.Errorf("key %s is not documented", k)
 		}
 		if _, ok := examples[k]; !ok && !strings.HasSuffix(k, "]") {
-			t.Errorf("no sample gives key %s an example: add it to config/samples/reference", k)
+			t.Errorf("no sample gives key %s an example: add it to examples/reference", k)
 		}
 	}
 }
@@ -143,12 +143,14 @@ func sampleExamples(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	var files []string
-	filepath.WalkDir("../../config/samples", func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
-			files = append(files, p)
-		}
-		return err
-	})
+	for _, root := range []string{"../../config/samples", "../../examples"} {
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+				files = append(files, p)
+			}
+			return err
+		})
+	}
 	var walk func(v any, path string)
 	record := func(path string, v any) {
 		if _, ok := out[path]; ok {
