@@ -48,13 +48,13 @@ func (d Desired) Windows(wf *Object) ([]v1.LogicalWindow, error) {
 		if size == "" {
 			return nil, ldperr.Configf(wf.File, "a range needs a window size: set metadata.window.size (day, hour or 15m); the schedule %q does not say how long a window is", wf.Schedule)
 		}
-		start, err := window.ParseInstant(d.From, loc)
+		start, err := window.ParseBound(d.From, loc, d.Now)
 		if err != nil {
 			return nil, &ldperr.ConfigError{Msg: "--from", Err: err}
 		}
 		var end time.Time
 		if d.To != "" {
-			if end, err = window.ParseInstant(d.To, loc); err != nil {
+			if end, err = window.ParseBound(d.To, loc, d.Now); err != nil {
 				return nil, &ldperr.ConfigError{Msg: "--to", Err: err}
 			}
 		} else if end, err = window.Floor(d.Now, size, loc); err != nil {

@@ -79,8 +79,9 @@ func newBackfillCmd(s *streams) *cobra.Command {
 		Short: "Run a workflow (or a windowed dataset config) for every window of a range",
 		Long: `Lay windows of the workflow's size end to end from START to END (END excluded; by default
 the end of the last complete window) in its time zone, so a day runs between local
-midnights. START and END are dates or ISO-8601 times; without an offset they are read in the
-workflow's time zone, and each must start a window.
+midnights. START and END are dates or ISO-8601 times, read in the workflow's time zone when
+they have no offset, or local midnights counted back from now (today, yesterday, "7 days
+ago", "2 weeks ago"); each must start a window.
 
 Before anything runs, everything is checked, the keys on main are read with one walk of each
 table, and the ledger is read; nothing is created. A published window is skipped without
@@ -98,11 +99,12 @@ in a commit of its own, one window after another, as --stop-on-failure does).
 Exit status: 0 no window failed or was blocked, 3 a data gate is the only problem, 1 otherwise.`,
 		Example: `  ldp backfill workflow.json --from 2026-08-01 --to 2026-09-01
   ldp backfill orders.json --from 2026-08-01 --dry-run
+  ldp backfill orders.json --from "14 days ago"
   ldp backfill orders.json --from 2026-08-01 --to 2026-08-08 --replace --json`,
 		Args: exactArgs(1, "name the workflow or dataset config, for example: ldp backfill orders.json --from 2026-08-01"),
 		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&o.bo.From, "from", "", "the first window (a date or ISO-8601 time)")
+	cmd.Flags().StringVar(&o.bo.From, "from", "", "the first window: a date, an ISO-8601 time, or a day counted back (yesterday, \"7 days ago\")")
 	cmd.Flags().StringVar(&o.bo.To, "to", "", "the end of the range, excluded (default: the end of the last complete window)")
 	cmd.Flags().StringVar(&o.now, "now", "", "the time the default end is counted from, ISO-8601")
 	cmd.Flags().IntVar(&o.bo.MaxWindows, "max-windows", 1000, "refuse a range of more windows than this")

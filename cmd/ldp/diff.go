@@ -68,7 +68,7 @@ run, 1 an error.`,
 func addReconcileFlags(cmd *cobra.Command, f *reconcileFlags) {
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "a workflow, a dataset config, or a folder of them (repeatable)")
 	cmd.Flags().StringVar(&f.window, "window", "", "one window: START/END, yesterday, last-week or last-month")
-	cmd.Flags().StringVar(&f.from, "from", "", "the first window of a range (a date or ISO-8601 time)")
+	cmd.Flags().StringVar(&f.from, "from", "", "the first window of a range: a date, an ISO-8601 time, or a day counted back (yesterday, \"7 days ago\")")
 	cmd.Flags().StringVar(&f.to, "to", "", "the end of a range (default: the end of the last complete window)")
 	cmd.Flags().StringVar(&f.now, "now", "", "the time to plan at, ISO-8601 (default: now)")
 	cmd.Flags().BoolVar(&f.replace, "replace", false, "run every window again under its replace key")

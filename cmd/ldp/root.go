@@ -64,6 +64,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newBackfillCmd(s),
 		newScheduleCmd(s),
 		newWatchCmd(s),
+		newInitCmd(s),
 		newDemoCmd(s),
 		newVersionCmd(s),
 	)

@@ -37,3 +37,26 @@ func WriteRides(out io.Writer, rows int, seed uint64, day0 time.Time, days, firs
 	}
 	return w.Flush()
 }
+
+// OrdersHeader is the header line of WriteOrders.
+const OrdersHeader = "order_id,ordered_at,amount"
+
+// WriteOrders writes the header and perDay orders for each of days local days from day0 (a
+// local midnight), their ordered_at naive local times within the day and their amounts between
+// 5 and 120, order_id counting from 1.
+func WriteOrders(out io.Writer, seed uint64, day0 time.Time, days, perDay int) error {
+	w := bufio.NewWriter(out)
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	w.WriteString(OrdersHeader + "\n")
+	id := 1
+	for d := 0; d < days; d++ {
+		day := day0.AddDate(0, 0, d)
+		for i := 0; i < perDay; i++ {
+			// Spread over the day from 08:00, minutes apart, so no two orders of a day collide.
+			at := day.Add(8*time.Hour + time.Duration(i*(14*60/perDay)+r.IntN(10))*time.Minute)
+			fmt.Fprintf(w, "%d,%s,%.2f\n", id, at.Format("2006-01-02 15:04:05"), 5+float64(r.IntN(11500))/100)
+			id++
+		}
+	}
+	return w.Flush()
+}

@@ -7,6 +7,7 @@ package window
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -150,6 +151,41 @@ func Parse(s string, loc *time.Location, now time.Time) (v1.LogicalWindow, error
 		return v1.LogicalWindow{}, fmt.Errorf("window %q: the end must be after the start", s)
 	}
 	return v1.LogicalWindow{Start: start, End: end}, nil
+}
+
+// ParseBound reads a --from or --to value: an ISO-8601 date or time (read in loc when it has
+// no offset), or a local midnight counted back from now in loc: today, yesterday, "N days ago"
+// or "N weeks ago", as SQLMesh's --start takes them, so a command in a README or a cron line
+// need not be edited each day.
+func ParseBound(s string, loc *time.Location, now time.Time) (time.Time, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	n := now.In(loc)
+	today := time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
+	f := strings.Fields(strings.ToLower(s))
+	switch {
+	case len(f) == 1 && f[0] == "today":
+		return today, nil
+	case len(f) == 1 && f[0] == "yesterday":
+		return today.AddDate(0, 0, -1), nil
+	case len(f) == 3 && f[2] == "ago":
+		k, err := strconv.Atoi(f[0])
+		if err != nil || k < 0 {
+			break
+		}
+		switch strings.TrimSuffix(f[1], "s") {
+		case "day":
+			return today.AddDate(0, 0, -k), nil
+		case "week":
+			return today.AddDate(0, 0, -7*k), nil
+		}
+	}
+	t, err := ParseInstant(s, loc)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not a date, a time or a day counted back (such as 2026-08-01, 2026-08-01T02:00:00+02:00, today, yesterday, \"7 days ago\" or \"2 weeks ago\")", s)
+	}
+	return t, nil
 }
 
 // ParseInstant reads an ISO-8601 date or date-time; one with no offset is read in loc.

@@ -114,6 +114,35 @@ func TestParseWindowsAndShortcuts(t *testing.T) {
 	}
 }
 
+func TestParseBound(t *testing.T) {
+	paris := zone(t, "Europe/Paris")
+	now := utc("2026-08-04T22:30:00Z") // Wednesday 5 August, 00:30 in Paris
+	cases := map[string]string{
+		"today":                "2026-08-04T22:00:00Z",
+		"Yesterday":            "2026-08-03T22:00:00Z",
+		"7 days ago":           "2026-07-28T22:00:00Z",
+		"1 day ago":            "2026-08-03T22:00:00Z",
+		"2 weeks ago":          "2026-07-21T22:00:00Z",
+		"2026-08-01":           "2026-07-31T22:00:00Z",
+		"2026-08-01T00:00:00Z": "2026-08-01T00:00:00Z",
+	}
+	for in, want := range cases {
+		got, err := ParseBound(in, paris, now)
+		if err != nil || got.UTC().Format(time.RFC3339) != want {
+			t.Errorf("ParseBound(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	// Counted back across the autumn change, a day is still a local midnight.
+	if got, _ := ParseBound("3 days ago", paris, utc("2026-10-27T12:00:00Z")); got.UTC().Format(time.RFC3339) != "2026-10-23T22:00:00Z" {
+		t.Errorf("3 days before 27 October in Paris = %v", got.UTC())
+	}
+	for _, bad := range []string{"tomorrow", "-3 days ago", "3 months ago", "days ago", "soon"} {
+		if _, err := ParseBound(bad, paris, now); err == nil || !strings.Contains(err.Error(), `"7 days ago"`) {
+			t.Errorf("ParseBound(%q) = %v, want a refusal naming the forms", bad, err)
+		}
+	}
+}
+
 func TestKeysOfParsedWindowsMatchTheVectors(t *testing.T) {
 	paris := zone(t, "Europe/Paris")
 	w, err := Of(utc("2026-10-25T10:00:00Z"), Day, paris)
