@@ -61,7 +61,7 @@ type TaskOutput struct {
 	// A publish: the pipeline run's status, its key, snapshot and rows.
 	Status      string `json:"status,omitempty"`
 	Key         string `json:"idempotency_key,omitempty"`
-	SnapshotID  int64  `json:"snapshot_id,omitempty"`
+	SnapshotID  int64  `json:"snapshot_id,string,omitempty"`
 	RowsWritten int64  `json:"rows_written,omitempty"`
 	// Maintenance.
 	Applied     bool  `json:"applied,omitempty"`

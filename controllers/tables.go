@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
@@ -54,13 +55,13 @@ func Snapshots(ctx context.Context, path string) ([]Snapshot, error) {
 
 // Commit is one keyed publish on a table's main branch.
 type Commit struct {
-	SnapshotID  int64  `json:"snapshot_id"`
+	SnapshotID  int64  `json:"snapshot_id,string"`
 	TimestampMs int64  `json:"timestamp_ms"`
 	Key         string `json:"idempotency_key"`
 	RunID       string `json:"run_id"`
-	Attempt     string `json:"attempt"`
-	Window      string `json:"logical_window"`
-	Rows        string `json:"rows_added"`
+	Attempt     int    `json:"attempt,omitempty"`
+	Window      string `json:"logical_window,omitempty"`
+	Rows        *int64 `json:"rows_added,omitempty"`
 }
 
 // Commits lists the keyed publishes on main of the spec's table whose key starts with prefix,
@@ -75,7 +76,7 @@ func Commits(ctx context.Context, path, prefix string) ([]Commit, error) {
 		props := sn.Summary.Properties
 		if k := props[lake.KeyProp]; k != "" && strings.HasPrefix(k, prefix) {
 			rows = append(rows, Commit{SnapshotID: sn.SnapshotID, TimestampMs: sn.TimestampMs, Key: k, RunID: props[lake.RunIDProp],
-				Attempt: props[lake.AttemptProp], Window: props[lake.WindowProp], Rows: props["added-records"]})
+				Attempt: atoiOr0(props[lake.AttemptProp]), Window: props[lake.WindowProp], Rows: int64Of(props["added-records"])})
 		}
 		if sn.ParentSnapshotID == nil {
 			break
@@ -84,6 +85,21 @@ func Commits(ctx context.Context, path, prefix string) ([]Commit, error) {
 	}
 	slices.Reverse(rows)
 	return rows, nil
+}
+
+// atoiOr0 reads a summary property a publish wrote as a number; 0 (absent) for anything else.
+func atoiOr0(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// int64Of reads a counting summary property, nil when the snapshot does not carry it.
+func int64Of(s string) *int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // SinksFor returns a pipeline's event sinks: its ledger and the sinks its spec declares.

@@ -28,7 +28,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	var results []*controllers.Result
 	o.req.OnRun = func(_ controllers.ObjectResult, res *controllers.Result) {
 		results = append(results, res)
-		if !o.json {
+		if !o.out.JSON() {
 			printResult(s, res)
 		}
 	}
@@ -42,7 +42,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 		}
 		return badObjects(res)
 	}
-	if o.json {
+	if o.out.JSON() {
 		if results == nil {
 			results = []*controllers.Result{}
 		}
@@ -77,7 +77,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 		Args: cobra.NoArgs,
 		RunE: runVerb(o, s),
 	}
-	addReconcileFlags(cmd, &o.reconcileFlags)
+	addReconcileFlags(cmd, &o.reconcileFlags, false)
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan and run nothing")
 	return cmd
 }

@@ -16,7 +16,7 @@ type backfillOptions struct {
 	args []string
 	bo   controllers.BackfillOptions
 	now  string
-	json bool
+	out  output
 	// cmd is the command, for the usage errors found once the spec is read.
 	cmd *cobra.Command
 }
@@ -24,7 +24,7 @@ type backfillOptions struct {
 func (o *backfillOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	o.cmd = cmd
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
@@ -44,7 +44,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	switch {
-	case o.json || o.bo.DryRun:
+	case o.out.JSON() || o.bo.DryRun:
 	case isTerminal(s.Out):
 		bar := newProgress(s.Out)
 		o.bo.OnWindow = func(done, total int, w controllers.BackfillWindow) { bar.update(done, total, string(w.Outcome)) }
@@ -58,7 +58,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	switch {
-	case o.json:
+	case o.out.JSON():
 		if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
 			return err
 		}
@@ -113,7 +113,7 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 	cmd.Flags().BoolVar(&o.bo.StopOnFailure, "stop-on-failure", false, "stop at the first window that fails")
 	cmd.Flags().IntVar(&o.bo.Batch, "batch", 10, "publish up to this many ready windows in one catalog commit (1: each alone, in order)")
 	cmd.Flags().IntVar(&o.bo.Parallel, "parallel", 0, "windows read and checked at once (default: the number of CPUs, at most 8)")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the whole result as JSON on stdout, and nothing else there")
+	addOutput(cmd, &o.out, false)
 	return cmd
 }
 

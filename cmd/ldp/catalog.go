@@ -12,12 +12,12 @@ import (
 // catalogTestOptions are ldp catalog test's.
 type catalogTestOptions struct {
 	spec string
-	json bool
+	out  output
 }
 
-func (o *catalogTestOptions) Validate(_ *cobra.Command, args []string) error {
+func (o *catalogTestOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.spec = args[0]
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *catalogTestOptions) Run(ctx context.Context, s *streams) error {
@@ -29,7 +29,7 @@ func (o *catalogTestOptions) Run(ctx context.Context, s *streams) error {
 	for _, st := range steps {
 		failed = failed || st.Error != ""
 	}
-	if o.json {
+	if o.out.JSON() {
 		if err := writeJSON(s.Out, map[string]any{"catalog": id, "steps": steps, "ok": !failed}); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ Exit status: 0 every step worked, 1 a step failed.`,
 		Args: exactArgs(1, "name the dataset config, for example: ldp catalog test orders.json"),
 		RunE: runVerb(testOpts, s),
 	}
-	test.Flags().BoolVar(&testOpts.json, "json", false, "print the steps as JSON")
+	addOutput(test, &testOpts.out, false)
 	register := &cobra.Command{
 		Use:   "register SPEC",
 		Short: "Put a table back in its catalog from the newest metadata.json in the warehouse",

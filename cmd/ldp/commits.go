@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,12 +17,12 @@ type commitRow = controllers.Commit
 type commitsOptions struct {
 	args []string
 	key  string
-	json bool
+	out  output
 }
 
 func (o *commitsOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *commitsOptions) Run(ctx context.Context, s *streams) error {
@@ -31,16 +30,22 @@ func (o *commitsOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
+	if o.out.JSON() {
 		return writeJSON(s.Out, rows)
 	}
-	tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SNAPSHOT\tCOMMITTED (UTC)\tKEY\tRUN\tATTEMPT\tWINDOW\tROWS")
+	t := table{header: []string{"SNAPSHOT", "COMMITTED (UTC)", "KEY", "RUN", "ATTEMPT", "WINDOW", "ROWS"}}
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.SnapshotID, time.UnixMilli(r.TimestampMs).UTC().Format("2006-01-02 15:04:05"),
-			r.Key, r.RunID, orDash(r.Attempt), orDash(r.Window), orDash(r.Rows))
+		attempt, added := "-", "-"
+		if r.Attempt > 0 {
+			attempt = strconv.Itoa(r.Attempt)
+		}
+		if r.Rows != nil {
+			added = strconv.FormatInt(*r.Rows, 10)
+		}
+		t.add(strconv.FormatInt(r.SnapshotID, 10), stamp(time.UnixMilli(r.TimestampMs), o.out.format),
+			r.Key, r.RunID, attempt, orDash(r.Window), added)
 	}
-	return tw.Flush()
+	return t.write(s.Out, o.out.format, "snapshot_id", "committed_utc", "idempotency_key", "run_id", "attempt", "logical_window", "rows_added")
 }
 
 func newCommitsCmd(s *streams) *cobra.Command {
@@ -52,11 +57,12 @@ func newCommitsCmd(s *streams) *cobra.Command {
 attempt that published it, its logical window and the rows it added. Each key appears at
 most once: that is the exactly-once guarantee, and this is where to check it.`,
 		Example: `  ldp commits orders.json
-  ldp commits orders.json --key b1ceeb08`,
+  ldp commits orders.json --key b1ceeb08
+  ldp commits orders.json -o csv > commits.csv`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp commits orders.json"),
 		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.key, "key", "", "only the publish whose key starts with this")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the publishes as JSON")
+	addOutput(cmd, &o.out, true)
 	return cmd
 }

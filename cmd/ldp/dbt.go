@@ -28,7 +28,7 @@ type dbtOptions struct {
 	args         []string
 	win, tz, bin string
 	sel, excl    []string
-	json         bool
+	out          output
 	command      string
 	// cmd is the command, for the usage errors found once the spec is read.
 	cmd *cobra.Command
@@ -37,7 +37,7 @@ type dbtOptions struct {
 func (o *dbtOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	o.cmd = cmd
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *dbtOptions) Run(ctx context.Context, s *streams) error {
@@ -64,7 +64,7 @@ func (o *dbtOptions) Run(ctx context.Context, s *streams) error {
 	case err != nil:
 		status = string(v1.Failed)
 	}
-	if o.json {
+	if o.out.JSON() {
 		out := map[string]any{"project": project, "command": o.command, "logical_window": w.String(), "status": status, "detail": detail}
 		if err != nil {
 			out["error"] = err.Error()
@@ -112,6 +112,6 @@ dbt's own output goes to standard error.`, controllers.DbtConfigFile, command, w
 	cmd.Flags().StringSliceVar(&o.sel, "select", nil, "dbt's --select")
 	cmd.Flags().StringSliceVar(&o.excl, "exclude", nil, "dbt's --exclude")
 	cmd.Flags().StringVar(&o.bin, "dbt-bin", "dbt", "the dbt program to run")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	addOutput(cmd, &o.out, false)
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -293,10 +294,16 @@ func demoTimeTravel(d *demo) error {
 		return err
 	}
 	var out bytes.Buffer
-	if code := run(d.ctx, []string{"snapshots", "rides.json", "--json"}, &streams{Out: &out, Err: &out, Getenv: d.s.Getenv}); code != 0 {
-		return fmt.Errorf("demo: ldp snapshots --json exited %d", code)
+	if code := run(d.ctx, []string{"snapshots", "rides.json", "-o", "json"}, &streams{Out: &out, Err: &out, Getenv: d.s.Getenv}); code != 0 {
+		return fmt.Errorf("demo: ldp snapshots -o json exited %d", code)
 	}
-	first := strings.TrimSpace(strings.SplitN(strings.SplitN(out.String(), `"snapshot_id": `, 2)[1], ",", 2)[0])
+	var snaps []struct {
+		ID string `json:"snapshot_id"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &snaps); err != nil || len(snaps) == 0 {
+		return fmt.Errorf("demo: ldp snapshots -o json printed no snapshot: %v", err)
+	}
+	first := snaps[0].ID
 	return d.ldp(0, "query", "rides.json", "SELECT count(*) AS rows, max(ride_id) AS last_ride FROM rides", "--snapshot", first)
 }
 

@@ -27,11 +27,16 @@ func (o *diffOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	plans := plansOf(res)
-	if o.json {
+	switch {
+	case o.out.JSON():
 		if err := writeJSON(s.Out, plans); err != nil {
 			return err
 		}
-	} else if len(plans) > 0 || badObjects(res) == nil {
+	case o.out.format == outCSV:
+		if err := diffTable(plans).write(s.Out, outCSV, "object", "file", "window_start", "window_end", "state", "action", "task", "task_action", "reason", "idempotency_key"); err != nil {
+			return err
+		}
+	case len(plans) > 0 || badObjects(res) == nil:
 		printDiff(s.Out, plans)
 	}
 	if bad := badObjects(res); bad != nil {
@@ -57,20 +62,23 @@ Exit status (as terraform plan -detailed-exitcode): 0 nothing to do, 2 something
 run, 1 an error.`,
 		Example: `  ldp diff -f config/
   ldp diff -f workflow.json --window 2026-08-01/2026-08-02
-  ldp diff -f workflow.json --from 2026-08-01 --to 2026-09-01 --json`,
+  ldp diff -f workflow.json --from 2026-08-01 --to 2026-09-01 -o json
+  ldp diff -f config/ -o csv`,
 		Args: cobra.NoArgs,
 		RunE: runVerb(o, s),
 	}
-	addReconcileFlags(cmd, &o.reconcileFlags)
+	addReconcileFlags(cmd, &o.reconcileFlags, true)
 	return cmd
 }
 
-func addReconcileFlags(cmd *cobra.Command, f *reconcileFlags) {
+// addReconcileFlags registers the flags diff and apply share; rows says whether the output is
+// rows (diff's is, so it offers csv).
+func addReconcileFlags(cmd *cobra.Command, f *reconcileFlags, rows bool) {
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "a workflow, a dataset config, or a folder of them (repeatable)")
 	cmd.Flags().StringVar(&f.window, "window", "", "one window: START/END, yesterday, last-week or last-month")
 	cmd.Flags().StringVar(&f.from, "from", "", "the first window of a range: a date, an ISO-8601 time, or a day counted back (yesterday, \"7 days ago\")")
 	cmd.Flags().StringVar(&f.to, "to", "", "the end of a range (default: the end of the last complete window)")
 	cmd.Flags().StringVar(&f.now, "now", "", "the time to plan at, ISO-8601 (default: now)")
 	cmd.Flags().BoolVar(&f.replace, "replace", false, "run every window again under its replace key")
-	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+	addOutput(cmd, &f.out, rows)
 }

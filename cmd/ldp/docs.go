@@ -28,6 +28,15 @@ Every command prints errors once, to stderr, with no stack trace; `+"`-v`"+` log
 | 2 | `+"`ldp diff`"+` only: something would run |
 | 3 | only a data gate held something back |
 
+## Output
+
+Every command that prints data takes `+"`-o/--output`"+`: `+"`text`"+` for people (the default),
+`+"`json`"+` for programs, and `+"`csv`"+` where the data is rows (`+"`commits`"+`, `+"`snapshots`"+`,
+`+"`runs`"+`, `+"`diff`"+`, `+"`query`"+`, `+"`schedule list`"+`). `+"`--json`"+` is the same as `+"`-o json`"+`. In JSON,
+field names and types are the same in every command (`+"`attempt`"+` is a number, times are RFC 3339),
+and snapshot ids are strings: a 64-bit id is past what jq and JavaScript hold as a number, so
+`+"`ldp snapshots orders.json -o json | jq -r '.[0].snapshot_id'`"+` gives an id `+"`--snapshot`"+` takes.
+
 ## Shell completion
 
 `+"`ldp completion bash|zsh|fish|powershell`"+` prints a completion script; for bash:

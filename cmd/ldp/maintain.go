@@ -17,7 +17,7 @@ type maintainOptions struct {
 	m                    v1.MaintainTask
 	expire, retain, keep int
 	age                  float64
-	json                 bool
+	out                  output
 	// cmd is the command, for the usage errors found once the spec is read.
 	cmd *cobra.Command
 }
@@ -25,7 +25,7 @@ type maintainOptions struct {
 func (o *maintainOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	o.cmd = cmd
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *maintainOptions) Run(ctx context.Context, s *streams) error {
@@ -51,7 +51,7 @@ func (o *maintainOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
+	if o.out.JSON() {
 		return writeJSON(s.Out, rep)
 	}
 	verb, verbs := "would expire", "would delete"
@@ -114,6 +114,6 @@ to the warehouse is taken. Scratch folders that killed runs left are removed too
 	cmd.Flags().IntVar(&o.keep, "keep-metadata-versions", 0, "keep this many previous metadata files")
 	cmd.Flags().BoolVar(&o.m.Apply, "apply", false, "do it (the default is a dry run)")
 	cmd.Flags().BoolVar(&o.m.Force, "force", false, "allow an --orphan-age-hours below one hour")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
+	addOutput(cmd, &o.out, false)
 	return cmd
 }

@@ -15,7 +15,7 @@ import (
 type planOptions struct {
 	args []string
 	win  string
-	json bool
+	out  output
 	// cmd is the command, for the usage errors found once the spec is read.
 	cmd *cobra.Command
 }
@@ -23,7 +23,7 @@ type planOptions struct {
 func (o *planOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	o.cmd = cmd
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *planOptions) Run(ctx context.Context, s *streams) error {
@@ -41,7 +41,7 @@ func (o *planOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
+	if o.out.JSON() {
 		if err := writeJSON(s.Out, pl); err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ Exit status: 0 when the plan holds no error, 1 otherwise.`,
 		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.win, "window", "", "the logical window: START/END, yesterday, last-week or last-month")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the plan as JSON")
+	addOutput(cmd, &o.out, false)
 	return cmd
 }
 

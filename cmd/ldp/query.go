@@ -19,9 +19,10 @@ import (
 )
 
 type queryOptions struct {
-	spec, sql, output string
-	snapshot          int64
-	s                 *streams
+	spec, sql string
+	out       output
+	snapshot  int64
+	s         *streams
 }
 
 func newQueryCmd(s *streams) *cobra.Command {
@@ -40,14 +41,14 @@ Iceberg table its tasks write (loads and SQL models) is registered under its nam
 		Args: exactArgs(2, `name the spec and the SQL, for example: ldp query orders.json "SELECT count(*) FROM orders"`),
 		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table, csv or json")
+	addOutput(cmd, &o.out, true)
 	cmd.Flags().Int64Var(&o.snapshot, "snapshot", 0, "read the target table as of this snapshot id (see ldp snapshots)")
 	return cmd
 }
 
 func (o *queryOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.spec, o.sql = args[0], args[1]
-	return oneOf(cmd, "output", o.output, "table", "csv", "json")
+	return o.out.validate(cmd)
 }
 
 func (o *queryOptions) Run(ctx context.Context, s *streams) error {
@@ -56,13 +57,13 @@ func (o *queryOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	return writeRows(o.s.Out, cols, rows, o.output)
+	return writeRows(o.s.Out, cols, rows, o.out.format)
 }
 
 // writeRows prints a result set as an aligned table, CSV, or a JSON array of objects.
 func writeRows(w io.Writer, cols []string, all [][]any, format string) error {
 	switch format {
-	case "csv":
+	case outCSV:
 		cw := csv.NewWriter(w)
 		cw.Write(cols)
 		for _, r := range all {
@@ -76,7 +77,7 @@ func writeRows(w io.Writer, cols []string, all [][]any, format string) error {
 		}
 		cw.Flush()
 		return cw.Error()
-	case "json":
+	case outJSON:
 		var b strings.Builder
 		b.WriteString("[")
 		for i, r := range all {

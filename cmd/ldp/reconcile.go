@@ -17,7 +17,7 @@ type reconcileFlags struct {
 	window        string
 	from, to, now string
 	replace       bool
-	json          bool
+	out           output
 }
 
 // request checks the flags of diff or apply (verb) and makes their Reconcile request.
@@ -30,6 +30,9 @@ func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.R
 		return req, usageError(cmd, "--window and --from are two ways to say which windows: give one")
 	case f.to != "" && f.from == "":
 		return req, usageError(cmd, "--to needs --from")
+	}
+	if err := f.out.validate(cmd); err != nil {
+		return req, err
 	}
 	if f.now != "" {
 		t, err := time.Parse(time.RFC3339, f.now)
@@ -89,6 +92,25 @@ func printDiff(w io.Writer, plans []objectPlan) {
 	default:
 		fmt.Fprintf(w, "%d %s would run\n", pending, plural(pending, "window", "windows"))
 	}
+}
+
+// diffTable is a diff as rows: one per task of each window that would run, and one per window
+// that would not (with no task).
+func diffTable(plans []objectPlan) *table {
+	t := &table{header: []string{"OBJECT", "FILE", "WINDOW START", "WINDOW END", "STATE", "ACTION", "TASK", "TASK ACTION", "REASON", "KEY"}}
+	for _, op := range plans {
+		for _, wp := range op.Windows {
+			row := []string{op.Name, op.File, wp.Start, wp.End, string(wp.State), string(wp.Action)}
+			if !wp.Runs() || len(wp.Tasks) == 0 {
+				t.add(append(row, "-", "-", "-", "-")...)
+				continue
+			}
+			for _, tp := range wp.Tasks {
+				t.add(append(row[:6:6], tp.ID, string(tp.Action), orDash(tp.Reason), orDash(tp.Key))...)
+			}
+		}
+	}
+	return t
 }
 
 // printPlans writes plans window by window and task by task, and returns the windows that

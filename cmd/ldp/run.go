@@ -19,7 +19,7 @@ type runOptions struct {
 	runID   string
 	attempt int
 	key     string
-	json    bool
+	out     output
 	// lockTimeout bounds the wait for a table's lock.
 	lockTimeout time.Duration
 	// p and w are the spec and the window, once validated.
@@ -61,13 +61,16 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
 	cmd.Flags().StringVar(&o.runID, "run-id", "", "the run's id, kept by every retry (default: a new one)")
 	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run; attempt N fences attempts 1..N-1")
 	cmd.Flags().StringVar(&o.key, "idempotency-key", "", "publish under this key instead of the window's (to redo a window)")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	addOutput(cmd, &o.out, false)
 	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", controllers.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
 	return cmd
 }
 
 func (o *runOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.spec = args[0]
+	if err := o.out.validate(cmd); err != nil {
+		return err
+	}
 	if o.mode != "" {
 		if err := oneOf(cmd, "mode", o.mode, "append", "overwrite", "upsert"); err != nil {
 			return err
@@ -104,7 +107,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	}
 	res, err := controllers.RunPipeline(ctx, p, opts)
 	if res != nil {
-		if o.json {
+		if o.out.JSON() {
 			if jerr := writeJSON(o.s.Out, res); jerr != nil {
 				return jerr
 			}

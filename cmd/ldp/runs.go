@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +17,7 @@ type runsOptions struct {
 	limit    int
 	run      string
 	attempts bool
-	json     bool
+	out      output
 	s        *streams
 }
 
@@ -35,20 +35,21 @@ The ledger is .ldp/events.jsonl in the folder of the spec or workflow file.`,
 		Example: `  ldp runs config/orders.json
   ldp runs config/orders.json --attempts --limit 20
   ldp runs config/orders.json --run 01a2c3
-  ldp runs config/.ldp/events.jsonl --json`,
+  ldp runs config/.ldp/events.jsonl -o json
+  ldp runs config/ -o csv > runs.csv`,
 		Args: exactArgs(1, "name a spec, a workflow, a folder or a ledger file, for example: ldp runs orders.json"),
 		RunE: runVerb(o, s),
 	}
 	cmd.Flags().IntVar(&o.limit, "limit", 50, "show at most this many runs (0 for all)")
 	cmd.Flags().StringVar(&o.run, "run", "", "show every event of the run whose id starts with this")
 	cmd.Flags().BoolVar(&o.attempts, "attempts", false, "show every attempt, not only the last of each run")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	addOutput(cmd, &o.out, true)
 	return cmd
 }
 
-func (o *runsOptions) Validate(_ *cobra.Command, args []string) error {
+func (o *runsOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.target = args[0]
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *runsOptions) Run(_ context.Context, s *streams) error {
@@ -71,18 +72,17 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 	if o.limit > 0 && len(runs) > o.limit {
 		runs = runs[:o.limit]
 	}
-	if o.json {
+	if o.out.JSON() {
 		if runs == nil {
 			runs = []controllers.RunSummary{}
 		}
 		return writeJSON(o.s.Out, runs)
 	}
-	if len(runs) == 0 {
+	if len(runs) == 0 && o.out.format == outText {
 		fmt.Fprintf(o.s.Out, "no runs in %s\n", displayPath(path))
 		return nil
 	}
-	tw := tabwriter.NewWriter(o.s.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tATTEMPT\tPIPELINE\tWINDOW\tSTATUS\tSTARTED (UTC)\tDURATION\tREAD\tWRITTEN\tCHECKS\tSNAPSHOT")
+	t := table{header: []string{"RUN", "ATTEMPT", "PIPELINE", "WINDOW", "STATUS", "STARTED (UTC)", "DURATION", "READ", "WRITTEN", "CHECKS", "SNAPSHOT"}}
 	for _, r := range runs {
 		checks := "-"
 		if r.ChecksPassed+r.ChecksFailed > 0 {
@@ -92,10 +92,14 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 		if r.SnapshotID != 0 {
 			snap = fmt.Sprint(r.SnapshotID)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.2fs\t%d\t%d\t%s\t%s\n", r.RunID, r.Attempt, r.Pipeline, orDash(r.Window), r.Status,
-			r.Started.UTC().Format("2006-01-02 15:04:05"), r.DurationS, r.RowsRead, r.RowsWritten, checks, snap)
+		duration := fmt.Sprintf("%.2fs", r.DurationS)
+		if o.out.format == outCSV {
+			duration = strconv.FormatFloat(r.DurationS, 'f', 3, 64)
+		}
+		t.add(r.RunID, strconv.Itoa(r.Attempt), r.Pipeline, orDash(r.Window), r.Status, stamp(r.Started, o.out.format),
+			duration, strconv.FormatInt(r.RowsRead, 10), strconv.FormatInt(r.RowsWritten, 10), checks, snap)
 	}
-	return tw.Flush()
+	return t.write(o.s.Out, o.out.format, "run_id", "attempt", "pipeline", "logical_window", "status", "started_utc", "duration_s", "rows_read", "rows_written", "checks", "snapshot_id")
 }
 
 // events prints every event of one run.
@@ -109,7 +113,10 @@ func (o *runsOptions) events(events []controllers.LedgerEvent) error {
 	if len(mine) == 0 {
 		return fmt.Errorf("no run whose id starts with %q in the ledger (ldp runs lists them)", o.run)
 	}
-	if o.json {
+	if o.out.JSON() {
+		for i := range mine {
+			mine[i].Payload = stringIDs(mine[i].Payload).(map[string]any)
+		}
 		return writeJSON(o.s.Out, mine)
 	}
 	for _, e := range mine {
@@ -117,4 +124,24 @@ func (o *runsOptions) events(events []controllers.LedgerEvent) error {
 		fmt.Fprintf(o.s.Out, "%s  %s  attempt %d  #%d  %s  %s\n", e.TS.UTC().Format("2006-01-02 15:04:05.000"), e.RunID, e.Attempt, e.Seq, e.Type, b)
 	}
 	return nil
+}
+
+// stringIDs turns the snapshot ids of an event's payload, numbers in the ledger file, into the
+// strings every JSON ldp prints has them as: a 64-bit id is past what jq and JavaScript hold.
+func stringIDs(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if n, ok := x.(json.Number); ok && (k == "snapshot_id" || strings.HasSuffix(k, "_snapshot_id") || k == "parent_id") {
+				t[k] = n.String()
+				continue
+			}
+			t[k] = stringIDs(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = stringIDs(x)
+		}
+	}
+	return v
 }

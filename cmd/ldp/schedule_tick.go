@@ -13,7 +13,7 @@ type tickOptions struct {
 	now        string
 	maxWindows int
 	leases     leaseFlags
-	json       bool
+	out        output
 	// cmd is the command, for the usage errors found once the spec is read.
 	cmd *cobra.Command
 }
@@ -21,7 +21,7 @@ type tickOptions struct {
 func (o *tickOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	o.cmd = cmd
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *tickOptions) Run(ctx context.Context, s *streams) error {
@@ -35,7 +35,7 @@ func (o *tickOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
+	if o.out.JSON() {
 		if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
 			return err
 		}
@@ -52,7 +52,7 @@ func (o *tickOptions) Run(ctx context.Context, s *streams) error {
 		if f.Error != "" {
 			fmt.Fprintf(s.Err, "ldp: %s: %s\n", displayPath(f.File), f.Error)
 		}
-		if o.json {
+		if o.out.JSON() {
 			continue
 		}
 		for _, r := range f.Ran {
@@ -88,7 +88,7 @@ not be ticked, or a scheduled file is not valid.`,
 	}
 	cmd.Flags().StringVar(&o.now, "now", "", "tick as if it were this time, ISO-8601 (default: now)")
 	cmd.Flags().IntVar(&o.maxWindows, "max-windows", 1000, "run at most this many windows per file")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	addOutput(cmd, &o.out, false)
 	o.leases.flags(cmd)
 	return cmd
 }

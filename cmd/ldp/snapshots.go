@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,12 +16,12 @@ import (
 // snapshotsOptions are the flags and arguments of the command newSnapshotsCmd builds.
 type snapshotsOptions struct {
 	args []string
-	json bool
+	out  output
 }
 
 func (o *snapshotsOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *snapshotsOptions) Run(ctx context.Context, s *streams) error {
@@ -30,21 +29,19 @@ func (o *snapshotsOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
+	if o.out.JSON() {
 		return writeJSON(s.Out, snaps)
 	}
-	tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SNAPSHOT\tPARENT\tCOMMITTED (UTC)\tOPERATION\tADDED\tDELETED\tROWS\tLDP")
+	t := table{header: []string{"SNAPSHOT", "PARENT", "COMMITTED (UTC)", "OPERATION", "ADDED", "DELETED", "ROWS", "LDP"}}
 	for _, sn := range snaps {
 		parent := "-"
 		if sn.ParentID != nil {
-			parent = fmt.Sprint(*sn.ParentID)
+			parent = strconv.FormatInt(*sn.ParentID, 10)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sn.ID, parent,
-			time.UnixMilli(sn.TimestampMs).UTC().Format("2006-01-02 15:04:05"), sn.Operation,
-			orDash(sn.Summary["added-records"]), orDash(sn.Summary["deleted-records"]), orDash(sn.Summary["total-records"]), ldpSummary(sn.Summary))
+		t.add(strconv.FormatInt(sn.ID, 10), parent, stamp(time.UnixMilli(sn.TimestampMs), o.out.format), sn.Operation,
+			orDash(sn.Summary["added-records"]), orDash(sn.Summary["deleted-records"]), orDash(sn.Summary["total-records"]), ldpSummary(sn.Summary, o.out.format != outCSV))
 	}
-	return tw.Flush()
+	return t.write(s.Out, o.out.format, "snapshot_id", "parent_id", "committed_utc", "operation", "added_records", "deleted_records", "total_records", "ldp")
 }
 
 func newSnapshotsCmd(s *streams) *cobra.Command {
@@ -53,11 +50,12 @@ func newSnapshotsCmd(s *streams) *cobra.Command {
 		Use:   "snapshots SPEC",
 		Short: "List the snapshots of a Pipeline's Iceberg table, oldest first",
 		Example: `  ldp snapshots config/samples/nyc_taxi.json
-  ldp snapshots orders.json --json`,
+  ldp snapshots orders.json -o json   # every summary key; ids are strings, as jq needs them
+  ldp snapshots orders.json -o csv`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp snapshots orders.json"),
 		RunE: runVerb(o, s),
 	}
-	cmd.Flags().BoolVar(&o.json, "json", false, "print every snapshot with its whole summary as JSON")
+	addOutput(cmd, &o.out, true)
 	return cmd
 }
 
@@ -68,15 +66,15 @@ func orDash(s string) string {
 	return s
 }
 
-// ldpSummary shows the ldp.* keys of a summary, sorted, with long keys shortened.
-func ldpSummary(m map[string]string) string {
+// ldpSummary shows the ldp.* keys of a summary, sorted, with long keys shortened when short.
+func ldpSummary(m map[string]string, short bool) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !strings.HasPrefix(k, "ldp.") {
 			continue
 		}
 		v := m[k]
-		if len(v) > 16 && strings.HasSuffix(k, "key") {
+		if short && len(v) > 16 && strings.HasSuffix(k, "key") {
 			v = v[:12] + "…"
 		}
 		parts = append(parts, strings.TrimPrefix(k, "ldp.")+"="+v)

@@ -15,9 +15,9 @@ import (
 )
 
 type validateOptions struct {
-	paths  []string
-	output string
-	s      *streams
+	paths []string
+	out   output
+	s     *streams
 }
 
 func newValidateCmd(s *streams) *cobra.Command {
@@ -40,10 +40,10 @@ Each problem prints as path:line:col: field: message, sorted. Under GitHub Actio
 Exit status: 0 when every file is valid, 1 otherwise.`,
 		Example: `  ldp validate config/
   ldp validate workflow.json pipelines/orders.yaml
-  ldp validate --output json config/ > report.json`,
+  ldp validate -o json config/ > report.json`,
 		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	addOutput(cmd, &o.out, false)
 	return cmd
 }
 
@@ -52,7 +52,7 @@ func (o *validateOptions) Validate(cmd *cobra.Command, args []string) error {
 	if len(o.paths) == 0 {
 		return usageError(cmd, "name at least one spec file or folder, for example: ldp validate config/")
 	}
-	return oneOf(cmd, "output", o.output, "text", "json")
+	return o.out.validate(cmd)
 }
 
 func (o *validateOptions) Run(_ context.Context, s *streams) error {
@@ -65,7 +65,7 @@ func (o *validateOptions) Run(_ context.Context, s *streams) error {
 	for i := range problems {
 		problems[i].File = displayPath(problems[i].File)
 	}
-	if o.output == "json" {
+	if o.out.JSON() {
 		if err := o.writeJSON(report, problems); err != nil {
 			return err
 		}

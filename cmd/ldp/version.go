@@ -24,11 +24,11 @@ type versionInfo struct {
 
 // versionOptions are ldp version's.
 type versionOptions struct {
-	output string
+	out output
 }
 
 func (o *versionOptions) Validate(cmd *cobra.Command, _ []string) error {
-	return oneOf(cmd, "output", o.output, "text", "json")
+	return o.out.validate(cmd)
 }
 
 func (o *versionOptions) Run(ctx context.Context, s *streams) error {
@@ -45,7 +45,7 @@ func (o *versionOptions) Run(ctx context.Context, s *streams) error {
 			}
 		}
 	}
-	if o.output == "json" {
+	if o.out.JSON() {
 		return writeJSON(s.Out, v)
 	}
 	fmt.Fprintf(s.Out, "ldp        %s\n", v.Version)
@@ -68,6 +68,6 @@ func newVersionCmd(s *streams) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	addOutput(cmd, &o.out, false)
 	return cmd
 }

@@ -26,7 +26,7 @@ type taskLine struct {
 type workflowPlanOptions struct {
 	args []string
 	win  string
-	json bool
+	out  output
 	// cmd is the command, for the usage errors found once the spec is read.
 	cmd *cobra.Command
 }
@@ -34,7 +34,7 @@ type workflowPlanOptions struct {
 func (o *workflowPlanOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	o.cmd = cmd
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *workflowPlanOptions) Run(ctx context.Context, s *streams) error {
@@ -78,7 +78,7 @@ func (o *workflowPlanOptions) Run(ctx context.Context, s *streams) error {
 			warns = append(warns, fmt.Sprintf("task %s: the query is checked when it runs: input %s has no table yet", t.ID, strings.Join(missing, ", ")))
 		}
 	}
-	if o.json {
+	if o.out.JSON() {
 		return writeJSON(s.Out, map[string]any{"workflow": wf.Name, "logical_window": w.String(), "tasks": lines, "warnings": warns})
 	}
 	fmt.Fprintf(s.Out, "%s: %d %s in run order\n", wf.Name, len(lines), plural(len(lines), "task", "tasks"))
@@ -119,7 +119,7 @@ Exit status: 0 valid, 1 invalid.`,
 		RunE:    runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.win, "window", "", "the window whose keys to show")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	addOutput(cmd, &o.out, false)
 	return cmd
 }
 

@@ -13,7 +13,7 @@ type workflowRunOptions struct {
 	args       []string
 	win, runID string
 	attempt    int
-	json       bool
+	out        output
 	// cmd is the command, for the usage errors found once the spec is read.
 	cmd *cobra.Command
 }
@@ -21,7 +21,7 @@ type workflowRunOptions struct {
 func (o *workflowRunOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	o.cmd = cmd
-	return nil
+	return o.out.validate(cmd)
 }
 
 func (o *workflowRunOptions) Run(ctx context.Context, s *streams) error {
@@ -37,7 +37,7 @@ func (o *workflowRunOptions) Run(ctx context.Context, s *streams) error {
 		return usageError(o.cmd, "--window: %v", err)
 	}
 	res := runnerFor(s).Run(ctx, wf, w, controllers.RunOptions{RunID: o.runID, Attempt: o.attempt})
-	if o.json {
+	if o.out.JSON() {
 		if err := writeJSON(s.Out, res); err != nil {
 			return err
 		}
@@ -65,7 +65,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 	cmd.Flags().StringVar(&o.win, "window", "", "the window: START/END, yesterday, last-week or last-month")
 	cmd.Flags().StringVar(&o.runID, "run-id", "", "continue this run (default: a new one)")
 	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	addOutput(cmd, &o.out, false)
 	return cmd
 }
 

@@ -15,8 +15,8 @@ import (
 
 // SnapshotInfo is one snapshot of a table, as ldp snapshots lists it.
 type SnapshotInfo struct {
-	ID          int64             `json:"snapshot_id"`
-	ParentID    *int64            `json:"parent_id"`
+	ID          int64             `json:"snapshot_id,string"`
+	ParentID    *int64            `json:"parent_id,string"`
 	TimestampMs int64             `json:"timestamp_ms"`
 	Operation   string            `json:"operation"`
 	Summary     map[string]string `json:"summary"`

@@ -76,7 +76,7 @@ type WriteResult struct {
 	RowsWritten int64  `json:"rows_written"`
 	RowsBefore  int64  `json:"rows_before"`
 	RowsAfter   int64  `json:"rows_after"`
-	SnapshotID  int64  `json:"snapshot_id"`
+	SnapshotID  int64  `json:"snapshot_id,string"`
 }
 
 // Write writes the rows of relation (a table in db) to the table ref, creating the table on the

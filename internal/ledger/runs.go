@@ -20,7 +20,7 @@ type RunSummary struct {
 	RowsWritten  int64     `json:"rows_written"`
 	ChecksPassed int       `json:"checks_passed"`
 	ChecksFailed int       `json:"checks_failed"`
-	SnapshotID   int64     `json:"snapshot_id,omitempty"`
+	SnapshotID   int64     `json:"snapshot_id,string,omitempty"`
 	Key          string    `json:"idempotency_key,omitempty"`
 	Error        string    `json:"error,omitempty"`
 }

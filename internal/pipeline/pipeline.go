@@ -143,7 +143,7 @@ type Result struct {
 	Attempt     int               `json:"attempt,omitempty"`
 	SpecHash    string            `json:"spec_hash,omitempty"`
 	SourcePath  string            `json:"source_path,omitempty"`
-	SnapshotID  int64             `json:"snapshot_id,omitempty"`
+	SnapshotID  int64             `json:"snapshot_id,string,omitempty"`
 	RowsRead    int64             `json:"rows_read"`
 	RowsKept    int64             `json:"rows_kept"`
 	RowsWritten int64             `json:"rows_written"`
