@@ -148,7 +148,7 @@ func (r *Runner) runInOrder(ctx context.Context, wf *Object, res *BackfillResult
 			bw.Outcome = OutcomeDone
 		default:
 			plan := bw.plan
-			bw.Result = r.Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace})
+			bw.Result = r.forWindow(bw).Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace})
 			bw.Outcome = outcomeOf(bw.Result)
 			if o.StopOnFailure && bw.Outcome == OutcomeFailed {
 				stopped = true
@@ -205,7 +205,7 @@ func (r *Runner) runGrouped(ctx context.Context, wf *Object, res *BackfillResult
 		go func() {
 			defer wg.Done()
 			plan := bw.plan
-			result := cr.Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace, Group: g})
+			result := cr.forWindow(bw).Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace, Group: g})
 			g.Leave()
 			bw.Result, bw.Outcome = result, outcomeOf(result)
 			report(i)
@@ -222,6 +222,38 @@ func (r *Runner) concurrent() *Runner {
 	c.Log = &lockedWriter{w: r.Log}
 	c.Rand = rand.New(&lockedSource{src: r.Rand})
 	return &c
+}
+
+// forWindow is a copy of r whose log lines begin with the window they are about: a backfill's
+// check lines and warnings would otherwise not say which of its windows they came from.
+func (r *Runner) forWindow(bw *BackfillWindow) *Runner {
+	r.defaults()
+	c := *r
+	c.Log = &prefixWriter{w: r.Log, prefix: bw.Start + "/" + bw.End + ": ", bol: true}
+	return &c
+}
+
+// prefixWriter starts every line with prefix, writing each Write whole in one call so lines of
+// windows running at once do not interleave.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+	bol    bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	var out []byte
+	for _, c := range b {
+		if p.bol {
+			out = append(out, p.prefix...)
+		}
+		out = append(out, c)
+		p.bol = c == '\n'
+	}
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 type lockedWriter struct {

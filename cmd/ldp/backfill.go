@@ -43,17 +43,31 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
+	runner := runnerFor(s)
 	switch {
 	case o.out.JSON() || o.bo.DryRun:
 	case isTerminal(s.Out):
+		// The bar, and above it a line for each window that did not publish, saying why.
 		bar := newProgress(s.Out)
-		o.bo.OnWindow = func(done, total int, w controllers.BackfillWindow) { bar.update(done, total, string(w.Outcome)) }
+		if isTerminal(s.Err) {
+			runner.Log = bar
+		}
+		o.bo.OnWindow = func(done, total int, w controllers.BackfillWindow) {
+			if why := windowTrouble(w); why != "" {
+				bar.above(fmt.Sprintf("%s/%s  %s: %s", w.Start, w.End, w.Outcome, why))
+			}
+			bar.update(done, total, string(w.Outcome))
+		}
 	default:
 		o.bo.OnWindow = func(done, total int, w controllers.BackfillWindow) {
-			fmt.Fprintf(s.Out, "[%d/%d] %s/%s  %s -> %s\n", done, total, w.Start, w.End, w.State, w.Outcome)
+			line := fmt.Sprintf("[%d/%d] %s/%s  %s -> %s", done, total, w.Start, w.End, w.State, w.Outcome)
+			if why := windowTrouble(w); why != "" {
+				line += ": " + why
+			}
+			fmt.Fprintln(s.Out, line)
 		}
 	}
-	res, err := runnerFor(s).Backfill(ctx, wf, o.bo)
+	res, err := runner.Backfill(ctx, wf, o.bo)
 	if err != nil {
 		return err
 	}
@@ -128,4 +142,19 @@ func counts[K ~string](m map[K]int) string {
 		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// windowTrouble says why a window failed, was held back or was not run; "" for one that
+// published or was done already.
+func windowTrouble(w controllers.BackfillWindow) string {
+	switch w.Outcome {
+	case controllers.OutcomeFailed, controllers.OutcomeBlocked:
+		if w.Result != nil && w.Result.Reason() != "" {
+			return w.Result.Reason()
+		}
+		return "no reason recorded"
+	case controllers.OutcomeNotRun:
+		return "an earlier window failed and --stop-on-failure stopped the backfill"
+	}
+	return ""
 }

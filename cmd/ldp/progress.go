@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -19,10 +21,15 @@ func isTerminal(w io.Writer) bool {
 }
 
 // progress redraws one line on a terminal: a bar, windows done, outcome counts and an ETA.
+// Everything else meant for the terminal goes through above that line, never onto it.
 type progress struct {
 	w      io.Writer
 	start  time.Time
 	counts map[string]int
+	mu     sync.Mutex
+	// bar is the line last drawn ("" before the first and after the last update).
+	bar     string
+	partial []byte
 }
 
 func newProgress(w io.Writer) *progress {
@@ -30,6 +37,8 @@ func newProgress(w io.Writer) *progress {
 }
 
 func (p *progress) update(done, total int, outcome string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.counts[outcome]++
 	const width = 24
 	filled := width * done / max(total, 1)
@@ -42,8 +51,55 @@ func (p *progress) update(done, total int, outcome string) {
 		left := time.Duration(float64(time.Since(p.start)) / float64(done) * float64(total-done))
 		eta = " ETA " + left.Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d %s%s\x1b[K", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), done, total, strings.Join(parts, ", "), eta)
+	p.bar = fmt.Sprintf("[%s%s] %d/%d %s%s", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), done, total, strings.Join(parts, ", "), eta)
+	fmt.Fprintf(p.w, "\r%s\x1b[K", p.bar)
 	if done == total {
 		fmt.Fprintln(p.w)
+		p.bar = ""
 	}
+}
+
+// above prints a whole line above the bar: the bar's line is cleared, the line written, and
+// the bar drawn again under it.
+func (p *progress) above(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.aboveLocked(line)
+}
+
+func (p *progress) aboveLocked(line string) {
+	if p.bar == "" {
+		fmt.Fprintln(p.w, line)
+		return
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K%s\n%s\x1b[K", line, p.bar)
+}
+
+// Write takes log lines (a run's check lines and warnings) for the terminal the bar is on: a
+// check line is left out, as the window's own line says what failed; any other line goes
+// above the bar.
+func (p *progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		line := string(p.partial[:i])
+		p.partial = p.partial[i+1:]
+		if !isCheckLine(line) {
+			p.aboveLocked(line)
+		}
+	}
+}
+
+// isCheckLine says whether a log line is a quality check's verdict, which the per-window line
+// of a failed window sums up.
+func isCheckLine(line string) bool {
+	if _, rest, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(rest, "check ") {
+		return true // prefixed with its window
+	}
+	return strings.HasPrefix(line, "check ")
 }
