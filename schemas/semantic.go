@@ -217,7 +217,44 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 	}
 	c.checks(md, p)
 	c.placeholders(md, p)
+	c.sourceGlob(obj(md, "source"), p.child("source"))
 	c.sinks(obj(md, "observability"), p.child("observability"))
+}
+
+// sourceGlob refuses a source path with glob characters outside its placeholders: a window
+// reads one file (what it read is recorded with its snapshot), so a pattern would have been
+// taken as a file name and failed at run time with a bare "does not exist".
+func (c *checker) sourceGlob(src map[string]any, p fieldPath) {
+	path, ok := str(src, "path")
+	if !ok {
+		return
+	}
+	if bare := anyWindowRe.ReplaceAllString(path, ""); strings.ContainsAny(bare, "*?[") {
+		c.at(p.child("path"), "%q is a glob, and ldp reads one file a window: name each window's file with a placeholder, such as %s, or put the files together in one", path, globExample(path))
+	}
+}
+
+// globExample rewrites a glob as the placeholder path a user likely means: the first segment
+// with a pattern becomes the window's date (a file keeps its prefix and extension).
+func globExample(path string) string {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		j := strings.IndexAny(seg, "*?[")
+		if j < 0 {
+			continue
+		}
+		if i < len(segs)-1 {
+			segs[i] = seg[:j] + "{window_start:%Y-%m-%d}"
+		} else {
+			ext := ""
+			if k := strings.LastIndexByte(seg, '.'); k > j {
+				ext = seg[k:]
+			}
+			segs[i] = seg[:j] + "{window_start:%Y-%m-%d}" + ext
+		}
+		break
+	}
+	return strings.Join(segs, "/")
 }
 
 var sizedTransform = regexp.MustCompile(`^(bucket|truncate)\[([0-9]+)\]$`)
