@@ -7,7 +7,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 
 .DEFAULT_GOAL := help
-.PHONY: help build install test test-rest demo bench fmt fmtcheck sizecheck vectorscheck vet fuzz clean
+.PHONY: help build install test test-rest test-k8s demo bench fmt fmtcheck sizecheck vectorscheck vet fuzz clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -30,6 +30,12 @@ test: fmtcheck vet sizecheck ## Check formatting, vet, file sizes, and run every
 
 test-rest: ## Run the REST catalog tier against SeaweedFS (build it once: hack/seaweedfs/build.sh)
 	LDP_TEST_REST=1 $(GO) test -count=1 -run 'REST' ./cmd/ldp
+
+LDP_TOOLS ?= $(HOME)/.cache/ldp-tools
+test-k8s: ## Run the Kubernetes tier: ldp controller on a real kube-apiserver and etcd (built once by hack/envtest/build.sh, about 11 min)
+	@test -x $(LDP_TOOLS)/k8s/kube-apiserver || bash hack/envtest/build.sh
+	$(GO) build -o bin/testsummary ./hack/testsummary
+	set -o pipefail; KUBEBUILDER_ASSETS=$(LDP_TOOLS)/k8s $(GO) test -tags envtest -count=1 -json -timeout 20m -run 'TestKubernetes' ./cmd/ldp | bin/testsummary
 
 demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 	./$(BIN) demo --workdir ldp-demo

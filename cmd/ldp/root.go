@@ -65,6 +65,8 @@ Declare Pipelines and Workflows in spec files, then:
 		newScheduleCmd(s),
 		newWatchCmd(s),
 		newInitCmd(s),
+		newControllerCmd(s),
+		newExportCmd(s),
 		newDemoCmd(s),
 		newVersionCmd(s),
 	)

@@ -92,7 +92,28 @@ func (c *Checker) candidate(cand Candidate) {
 		delete(c.results, cand.Path)
 		c.order = c.order[:len(c.order)-1]
 		c.skipped = append(c.skipped, Skipped{Path: cand.Path, Reason: "not an ldp spec"})
+		return
 	}
+	if api, ok := foreignAPI(r); ok && !cand.Explicit {
+		// A Kubernetes manifest (config/crd, config/rbac, an exported ldp.dev/v1 object).
+		delete(c.results, cand.Path)
+		c.order = c.order[:len(c.order)-1]
+		c.skipped = append(c.skipped, Skipped{Path: cand.Path, Reason: "a manifest of another API (apiVersion " + api + "), not an ldp spec"})
+	}
+}
+
+// foreignAPI is the apiVersion of a document that belongs to another API than ldp's spec
+// files: anything but ldp/v1 and its near misses (ldp/v2, LDP/v1), which are reported.
+func foreignAPI(r *schemas.Result) (string, bool) {
+	if r == nil || r.Doc == nil {
+		return "", false
+	}
+	api, ok := r.Doc["apiVersion"].(string)
+	l := strings.ToLower(api)
+	if !ok || l == "ldp" || strings.HasPrefix(l, "ldp/") {
+		return "", false
+	}
+	return api, true
 }
 
 // looksLikeSpec is true for a document with any top-level key of an ldp spec, so a misspelled

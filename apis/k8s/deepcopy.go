@@ -1,0 +1,112 @@
+package k8s
+
+import (
+	"maps"
+	"slices"
+
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The deep copies runtime.Object asks for, by hand: the types are few and small.
+
+func (in *Spec) DeepCopyInto(out *Spec) {
+	*out = *in
+	in.Metadata.DeepCopyInto(&out.Metadata)
+	if in.Tasks != nil {
+		out.Tasks = make([]apiextv1.JSON, len(in.Tasks))
+		for i := range in.Tasks {
+			in.Tasks[i].DeepCopyInto(&out.Tasks[i])
+		}
+	}
+}
+
+func (in *Status) DeepCopyInto(out *Status) {
+	*out = *in
+	if in.Conditions != nil {
+		out.Conditions = make([]metav1.Condition, len(in.Conditions))
+		for i := range in.Conditions {
+			in.Conditions[i].DeepCopyInto(&out.Conditions[i])
+		}
+	}
+	out.Windows = maps.Clone(in.Windows)
+	out.Missed = slices.Clone(in.Missed)
+}
+
+func (in *Pipeline) DeepCopyInto(out *Pipeline) {
+	*out = *in
+	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	in.Spec.DeepCopyInto(&out.Spec)
+	in.Status.DeepCopyInto(&out.Status)
+}
+
+func (in *Pipeline) DeepCopy() *Pipeline {
+	if in == nil {
+		return nil
+	}
+	out := new(Pipeline)
+	in.DeepCopyInto(out)
+	return out
+}
+
+func (in *Pipeline) DeepCopyObject() runtime.Object { return in.DeepCopy() }
+
+func (in *PipelineList) DeepCopyObject() runtime.Object {
+	if in == nil {
+		return nil
+	}
+	out := new(PipelineList)
+	*out = *in
+	in.ListMeta.DeepCopyInto(&out.ListMeta)
+	if in.Items != nil {
+		out.Items = make([]Pipeline, len(in.Items))
+		for i := range in.Items {
+			in.Items[i].DeepCopyInto(&out.Items[i])
+		}
+	}
+	return out
+}
+
+func (in *Workflow) DeepCopyInto(out *Workflow) {
+	*out = *in
+	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	in.Spec.DeepCopyInto(&out.Spec)
+	in.Status.DeepCopyInto(&out.Status)
+}
+
+func (in *Workflow) DeepCopy() *Workflow {
+	if in == nil {
+		return nil
+	}
+	out := new(Workflow)
+	in.DeepCopyInto(out)
+	return out
+}
+
+func (in *Workflow) DeepCopyObject() runtime.Object { return in.DeepCopy() }
+
+func (in *WorkflowList) DeepCopyObject() runtime.Object {
+	if in == nil {
+		return nil
+	}
+	out := new(WorkflowList)
+	*out = *in
+	in.ListMeta.DeepCopyInto(&out.ListMeta)
+	if in.Items != nil {
+		out.Items = make([]Workflow, len(in.Items))
+		for i := range in.Items {
+			in.Items[i].DeepCopyInto(&out.Items[i])
+		}
+	}
+	return out
+}
+
+func (in *Status) DeepCopy() *Status {
+	if in == nil {
+		return nil
+	}
+	out := new(Status)
+	in.DeepCopyInto(out)
+	return out
+}

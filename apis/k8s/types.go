@@ -1,0 +1,134 @@
+// Package k8s holds ldp's Kubernetes resources, Pipeline and Workflow in the API group ldp.dev
+// at version v1: the body of an ldp/v1 spec file as the object's spec, and the status ldp
+// controller writes, as Flux writes it. It is a leaf: it knows nothing of how ldp runs.
+package k8s
+
+import (
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Group and Version of ldp's resources; a Kubernetes apiVersion needs a dotted group, so the
+// spec files' ldp/v1 becomes ldp.dev/v1.
+const (
+	Group   = "ldp.dev"
+	Version = "v1"
+)
+
+// GroupVersion is ldp.dev/v1.
+var GroupVersion = schema.GroupVersion{Group: Group, Version: Version}
+
+// Kinds.
+const (
+	KindPipeline = "Pipeline"
+	KindWorkflow = "Workflow"
+)
+
+// Condition types and reasons, Flux's: Ready says the object's windows are done, Reconciling
+// that Jobs are running for it, Stalled that it cannot progress until it is changed.
+const (
+	ConditionReady       = "Ready"
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
+
+	ReasonInvalidSpec   = "InvalidSpec"
+	ReasonPlanFailed    = "PlanFailed"
+	ReasonUpToDate      = "UpToDate"
+	ReasonRunning       = "JobsRunning"
+	ReasonFailed        = "WindowsFailed"
+	ReasonBlocked       = "BlockedByDataGate"
+	ReasonSuspended     = "Suspended"
+	ReasonWaitingRetry  = "WaitingForRetry"
+	ReasonProgressing   = "Progressing"
+	ReasonSucceeded     = "Succeeded"
+	ReasonNothingIsDue  = "NothingIsDue"
+	ReasonDeletePending = "Deleting"
+)
+
+// Spec is an ldp/v1 spec file's body. Identifier is the ldp identifier the idempotency keys
+// are made of (the object's name when empty: a Kubernetes name cannot hold an underscore, an
+// identifier can). Metadata is the file's metadata, Tasks a Workflow's tasks, in which a task
+// names a Pipeline object (pipeline, maintain.config, a sql input) where the file names a
+// dataset config file.
+type Spec struct {
+	Identifier  string          `json:"identifier,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Metadata    apiextv1.JSON   `json:"metadata"`
+	Tasks       []apiextv1.JSON `json:"tasks,omitempty"`
+	// Suspend stops new Jobs; running ones finish.
+	Suspend bool `json:"suspend,omitempty"`
+	// MaxConcurrentWindows bounds the Jobs running at once for the object (1 when 0).
+	MaxConcurrentWindows int32 `json:"maxConcurrentWindows,omitempty"`
+}
+
+// Status is what ldp controller found at its last reconcile.
+type Status struct {
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	// LastPublishedWindow is the latest window that is done, START/END in UTC.
+	LastPublishedWindow string `json:"lastPublishedWindow,omitempty"`
+	// Windows counts the desired windows by state (published, failed, blocked, partial,
+	// missing, running).
+	Windows map[string]int32 `json:"windows,omitempty"`
+	// Missed are windows before the latest that catch-up would have run (catchup off), and
+	// Backfill the command that fills them.
+	Missed   []string `json:"missed,omitempty"`
+	Backfill string   `json:"backfill,omitempty"`
+	// NextFire is the schedule's next fire, RFC 3339 in UTC.
+	NextFire string `json:"nextFire,omitempty"`
+}
+
+// Pipeline is an ldp/v1 Pipeline (a dataset config) as a Kubernetes object.
+type Pipeline struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              Spec   `json:"spec"`
+	Status            Status `json:"status,omitempty"`
+}
+
+// PipelineList is a list of Pipelines.
+type PipelineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Pipeline `json:"items"`
+}
+
+// Workflow is an ldp/v1 Workflow as a Kubernetes object.
+type Workflow struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              Spec   `json:"spec"`
+	Status            Status `json:"status,omitempty"`
+}
+
+// WorkflowList is a list of Workflows.
+type WorkflowList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Workflow `json:"items"`
+}
+
+// Object is what Pipeline and Workflow share, so one reconciler serves both.
+type Object interface {
+	metav1.Object
+	runtime.Object
+	GetSpec() *Spec
+	GetStatus() *Status
+	Kind() string
+}
+
+func (p *Pipeline) GetSpec() *Spec     { return &p.Spec }
+func (p *Pipeline) GetStatus() *Status { return &p.Status }
+func (p *Pipeline) Kind() string       { return KindPipeline }
+func (w *Workflow) GetSpec() *Spec     { return &w.Spec }
+func (w *Workflow) GetStatus() *Status { return &w.Status }
+func (w *Workflow) Kind() string       { return KindWorkflow }
+
+// AddToScheme registers the kinds with a scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Pipeline{}, &PipelineList{}, &Workflow{}, &WorkflowList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/controllers/kube"
+)
+
+// controllerOptions are ldp controller's.
+type controllerOptions struct {
+	namespace, leaderNamespace string
+	leaderElection             bool
+	image, serviceAccount      string
+	envSecrets, envConfigMaps  []string
+	ttl                        time.Duration
+	metricsAddr, probeAddr     string
+}
+
+func (o *controllerOptions) Validate(cmd *cobra.Command, _ []string) error {
+	if o.image == "" {
+		return usageError(cmd, "--image is required: the ldp image the Jobs run, such as ghcr.io/you/ldp:0.2.0")
+	}
+	return nil
+}
+
+func (o *controllerOptions) Run(ctx context.Context, s *streams) error {
+	set := kube.JobSettings{Image: o.image, ServiceAccount: o.serviceAccount, TTLAfterFinished: o.ttl}
+	for _, name := range o.envSecrets {
+		set.EnvFrom = append(set.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	}
+	for _, name := range o.envConfigMaps {
+		set.EnvFrom = append(set.EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	}
+	leaderNS := o.leaderNamespace
+	if leaderNS == "" {
+		leaderNS = o.namespace
+	}
+	if leaderNS == "" {
+		leaderNS = os.Getenv("POD_NAMESPACE")
+	}
+	fmt.Fprintf(s.Err, "ldp controller: reconciling Pipelines and Workflows (namespace %s, leader election %t)\n", orAll(o.namespace), o.leaderElection)
+	return kube.RunManager(ctx, kube.ManagerOptions{Namespace: o.namespace, LeaderElection: o.leaderElection, LeaderElectionNamespace: leaderNS,
+		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, Jobs: set})
+}
+
+func orAll(ns string) string {
+	if ns == "" {
+		return "all"
+	}
+	return ns
+}
+
+func newControllerCmd(s *streams) *cobra.Command {
+	o := &controllerOptions{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run ldp on Kubernetes: reconcile Pipeline and Workflow objects into one Job per window",
+		Long: `Watch the Pipeline and Workflow objects (group ldp.dev, version v1; install config/crd) and,
+for each, plan its desired windows as ldp diff does, against the keys on main of its shared
+catalog, and run each window that is not done as a batch/v1 Job: ldp run (or ldp workflow
+run) with --window, the run id every attempt of the window shares, and --attempt. A Job's
+name is a hash of the object, the window and the attempt, so the API server's
+create-if-absent keeps two controllers from starting the same attempt; a failed Job is
+followed by the next attempt of the same run, after a full-jitter wait. Status is written as
+Flux does (Ready, Reconciling, Stalled), with Events for each published, blocked or failed
+window. Several replicas elect one leader.
+
+It reaches the API server through KUBECONFIG, ~/.kube/config or the pod's service account.
+docs/kubernetes.md tells how to install it.`,
+		Example: `  ldp controller --image ghcr.io/you/ldp:0.2.0 --env-secret ldp-catalog
+  ldp controller --image ldp:dev --namespace shop --leader-elect=false`,
+		Args: cobra.NoArgs,
+		RunE: runVerb(o, s),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.image, "image", os.Getenv("LDP_IMAGE"), "the image the Jobs run (default $LDP_IMAGE)")
+	f.StringVar(&o.namespace, "namespace", "", "reconcile the objects of this namespace only (default: all)")
+	f.BoolVar(&o.leaderElection, "leader-elect", true, "elect one active manager among several replicas")
+	f.StringVar(&o.leaderNamespace, "leader-election-namespace", "", "where the election's Lease lives (default: --namespace, else $POD_NAMESPACE)")
+	f.StringVar(&o.serviceAccount, "job-service-account", "", "the service account the Jobs' pods run as")
+	f.StringArrayVar(&o.envSecrets, "env-secret", nil, "a Secret whose keys become the Jobs' environment (token_env, credential_env, AWS keys, PGPASSWORD); repeatable")
+	f.StringArrayVar(&o.envConfigMaps, "env-configmap", nil, "a ConfigMap whose keys become the Jobs' environment; repeatable")
+	f.DurationVar(&o.ttl, "job-ttl", 24*time.Hour, "remove a finished Job after this long (0 keeps them)")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "serve controller metrics here (0: off)")
+	f.StringVar(&o.probeAddr, "health-probe-bind-address", "0", "serve /healthz here (0: off)")
+	return cmd
+}

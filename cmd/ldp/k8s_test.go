@@ -1,0 +1,474 @@
+//go:build envtest
+
+package main
+
+// The Kubernetes tier (make test-k8s): ldp controller against a real kube-apiserver and etcd
+// (envtest, built by hack/envtest/build.sh), a PostgreSQL catalog and versitygw S3. envtest has
+// no kubelet and no Job controller, so the test plays them: it runs each Job's container
+// command as a local ldp process, with the Job's ConfigMap as its spec folder, and writes the
+// Job's status as the Job controller would.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ldp-dev/ldp/apis/k8s"
+	"github.com/ldp-dev/ldp/controllers/kube"
+	"github.com/ldp-dev/ldp/internal/synth"
+)
+
+// cluster is an API server, two ldp controller managers electing a leader, and the test's
+// kubelet, shared by the tests of the tier.
+type cluster struct {
+	cfg     *rest.Config
+	c       client.Client
+	catalog func(identifier string) map[string]any
+	data    string // the orders CSV the specs read
+	runs    *kubelet
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run make test-k8s, which builds kube-apiserver and etcd (hack/envtest/build.sh)")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{"../../config/crd/bases"}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("start the API server: %v", err)
+	}
+	t.Cleanup(func() { env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uri := startPostgres(t)
+	endpoint, _ := startS3(t)
+	cl := &cluster{cfg: cfg, c: c, catalog: func(id string) map[string]any { return sharedCatalog(uri, endpoint, id) }}
+	// Two weeks of orders ending yesterday (UTC days), five a day.
+	cl.data = filepath.Join(t.TempDir(), "orders.csv")
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	var b bytes.Buffer
+	synth.WriteOrders(&b, 3, today.AddDate(0, 0, -14), 14, 5)
+	os.WriteFile(cl.data, b.Bytes(), 0o644)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cl.runs = &kubelet{t: t, c: c, ldp: ldpCommand(t), runs: map[string]int{}, faults: map[string]string{}}
+	go cl.runs.loop(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := kube.RunManager(ctx, kube.ManagerOptions{Config: cfg, LeaderElection: true, LeaderElectionNamespace: "default",
+				LeaseDuration: 4 * time.Second, RetryPeriod: 500 * time.Millisecond, Jobs: kube.JobSettings{Image: "ldp:test"},
+				Rand: func() float64 { return 0 }})
+			if err != nil && ctx.Err() == nil {
+				t.Errorf("manager %d: %v", i, err)
+			}
+		}()
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return cl
+}
+
+// kubelet runs the Jobs: each one once, as the Job controller with backoffLimit 0 would.
+type kubelet struct {
+	t      *testing.T
+	c      client.Client
+	ldp    string
+	mu     sync.Mutex
+	runs   map[string]int    // Job name -> times its command ran
+	faults map[string]string // namespace/window -> LDP_FAULT for its first attempt
+}
+
+func (k *kubelet) ran(name string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.runs[name]
+}
+
+func (k *kubelet) loop(ctx context.Context) {
+	started := map[string]bool{}
+	for ctx.Err() == nil {
+		var jobs batchv1.JobList
+		if err := k.c.List(ctx, &jobs); err == nil {
+			for i := range jobs.Items {
+				j := jobs.Items[i]
+				key := j.Namespace + "/" + j.Name
+				if started[key] || j.DeletionTimestamp != nil || len(j.Status.Conditions) > 0 {
+					continue
+				}
+				started[key] = true
+				go k.run(ctx, &j)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// run plays the kubelet and the Job controller for one Job.
+func (k *kubelet) run(ctx context.Context, j *batchv1.Job) {
+	k.mu.Lock()
+	k.runs[j.Namespace+"/"+j.Name]++
+	k.mu.Unlock()
+	pod := j.Spec.Template.Spec
+	var cm corev1.ConfigMap
+	if err := k.c.Get(ctx, types.NamespacedName{Namespace: j.Namespace, Name: pod.Volumes[0].ConfigMap.Name}, &cm); err != nil {
+		k.t.Errorf("Job %s: its ConfigMap: %v", j.Name, err)
+		return
+	}
+	dir, _ := os.MkdirTemp("", "ldp-pod-")
+	defer os.RemoveAll(dir)
+	for name, body := range cm.Data {
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	now := metav1.Now()
+	j.Status.StartTime, j.Status.Active = &now, 1
+	if err := k.c.Status().Update(ctx, j); err != nil {
+		k.t.Logf("Job %s: start: %v", j.Name, err)
+	}
+	ctr := pod.Containers[0]
+	var args []string
+	for _, a := range ctr.Args {
+		args = append(args, strings.Replace(a, kube.SpecMount, dir, 1))
+	}
+	cmd := exec.CommandContext(ctx, k.ldp, args...)
+	cmd.Env = os.Environ()
+	k.mu.Lock()
+	if f := k.faults[j.Namespace+"/"+j.Annotations[kube.AnnotWindow]]; f != "" && j.Labels[kube.LabelAttempt] == "1" {
+		cmd.Env = append(cmd.Env, "LDP_FAULT="+f)
+	}
+	k.mu.Unlock()
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if err != nil {
+		code = 1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+		}
+	}
+	k.t.Logf("Job %s (%s) exited %d:\n%s", j.Name, strings.Join(ctr.Args, " "), code, out)
+	if ctx.Err() != nil {
+		return
+	}
+	if err := k.c.Get(ctx, client.ObjectKeyFromObject(j), j); err != nil {
+		return // deleted meanwhile
+	}
+	done := metav1.Now()
+	j.Status.Active = 0
+	if code == 0 {
+		j.Status.Succeeded, j.Status.CompletionTime = 1, &done
+		j.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: done, Reason: "CompletionsReached", Message: "Reached expected number of succeeded pods"},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: done, Reason: "CompletionsReached", Message: "Reached expected number of succeeded pods"},
+		}
+	} else {
+		reason, msg := "BackoffLimitExceeded", "Job has reached the specified backoff limit"
+		if code == kube.ExitDataGate {
+			reason, msg = "PodFailurePolicy", fmt.Sprintf("Container %s for pod %s/%s-pod failed with exit code %d matching FailJob rule at index 0", ctr.Name, j.Namespace, j.Name, code)
+		}
+		j.Status.Failed = 1
+		j.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: done, Reason: reason, Message: msg},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: done, Reason: reason, Message: msg},
+		}
+	}
+	if err := k.c.Status().Update(ctx, j); err != nil {
+		k.t.Errorf("Job %s: write its status: %v", j.Name, err)
+	}
+}
+
+func (cl *cluster) namespace(t *testing.T, name string) string {
+	t.Helper()
+	if err := cl.c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// pipelineMeta is a daily Pipeline's metadata over the cluster's orders, into table.
+func (cl *cluster) pipelineMeta(table string, extra map[string]any) apiextv1.JSON {
+	md := map[string]any{
+		"window":  map[string]any{"size": "day", "column": "ordered_at"},
+		"source":  map[string]any{"format": "CSV", "path": cl.data},
+		"target":  map[string]any{"name": table, "format": "ICEBERG", "write_mode": "overwrite", "catalog": cl.catalog("shop")},
+		"quality": []any{map[string]any{"check": "row_count", "min": 1}, map[string]any{"check": "unique", "columns": []any{"order_id"}}},
+	}
+	for k, v := range extra {
+		md[k] = v
+	}
+	b, _ := json.Marshal(md)
+	return apiextv1.JSON{Raw: b}
+}
+
+func day(n int) string {
+	return time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, n).Format("2006-01-02")
+}
+
+// waitReady waits for the object's Ready condition to be True and returns its status.
+func (cl *cluster) waitReady(t *testing.T, obj k8s.Object, timeout time.Duration) *k8s.Status {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := cl.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Fatal(err)
+		}
+		st := obj.GetStatus()
+		for _, c := range st.Conditions {
+			if c.Type == k8s.ConditionReady && c.Status == metav1.ConditionTrue && st.ObservedGeneration == obj.GetGeneration() {
+				return st
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := json.MarshalIndent(st, "", "  ")
+			t.Fatalf("%s %s is not Ready after %s:\n%s", obj.Kind(), obj.GetName(), timeout, b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// tableCounts queries a table through a dataset config on the shared catalog: rows, distinct
+// ids, and the keys on main.
+func (cl *cluster) tableCounts(t *testing.T, table string) (rows string, keys int) {
+	t.Helper()
+	dir := t.TempDir()
+	spec := fmt.Sprintf(`{"identifier": "q_%s", "metadata": {"source": {"format": "CSV", "path": %q}, "target": {"name": %q, "format": "ICEBERG", "catalog": %s}}}`,
+		table, cl.data, table, mustJSON(cl.catalog("shop")))
+	path := filepath.Join(dir, "q.json")
+	os.WriteFile(path, []byte(spec), 0o644)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"query", path, "SELECT count(*) || '/' || count(DISTINCT order_id) FROM " + table, "-o", "csv"}, &streams{Out: &out, Err: &errb, Getenv: os.Getenv}); code != 0 {
+		t.Fatalf("query %s: exit %d %s", table, code, errb.String())
+	}
+	rows = strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[1])
+	out.Reset()
+	if code := run(context.Background(), []string{"commits", path, "-o", "json"}, &streams{Out: &out, Err: &errb, Getenv: os.Getenv}); code != 0 {
+		t.Fatalf("commits %s: exit %d %s", table, code, errb.String())
+	}
+	var commits []map[string]any
+	json.Unmarshal(out.Bytes(), &commits)
+	return rows, len(commits)
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// jobsOf lists an object's Jobs.
+func (cl *cluster) jobsOf(t *testing.T, ns, name string) []batchv1.Job {
+	t.Helper()
+	var jobs batchv1.JobList
+	if err := cl.c.List(context.Background(), &jobs, client.InNamespace(ns), client.MatchingLabels{kube.LabelObject: name}); err != nil {
+		t.Fatal(err)
+	}
+	return jobs.Items
+}
+
+func TestKubernetes(t *testing.T) {
+	cl := startCluster(t)
+	ctx := context.Background()
+
+	t.Run("a Workflow with catch-up over five days publishes each once", func(t *testing.T) {
+		ns := cl.namespace(t, "catchup")
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns}, Spec: k8s.Spec{Identifier: "orders_catchup", Metadata: cl.pipelineMeta("orders_catchup", nil)}}
+		md, _ := json.Marshal(map[string]any{"schedule": "5 0 * * *", "window": map[string]any{"size": "day"}, "catchup": true, "start": day(-5)})
+		wf := &k8s.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "daily", Namespace: ns}, Spec: k8s.Spec{MaxConcurrentWindows: 2,
+			Metadata: apiextv1.JSON{Raw: md}, Tasks: []apiextv1.JSON{{Raw: []byte(`{"id": "orders", "pipeline": "orders"}`)}}}}
+		for _, o := range []client.Object{p, wf} {
+			if err := cl.c.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := cl.waitReady(t, wf, 3*time.Minute)
+		if st.Windows["published"] != 5 || len(st.Windows) != 1 {
+			t.Errorf("windows %v, want 5 published", st.Windows)
+		}
+		if want := day(-1) + "T00:00:00Z/" + day(0) + "T00:00:00Z"; st.LastPublishedWindow != want {
+			t.Errorf("last published %s, want %s", st.LastPublishedWindow, want)
+		}
+		if rows, keys := cl.tableCounts(t, "orders_catchup"); rows != "25/25" || keys != 5 {
+			t.Errorf("table: %s rows/ids and %d keys, want 25/25 and 5", rows, keys)
+		}
+		jobs := cl.jobsOf(t, ns, "daily")
+		if len(jobs) != 5 {
+			t.Errorf("%d Jobs, want one a window", len(jobs))
+		}
+		for _, j := range jobs {
+			if n := cl.runs.ran(ns + "/" + j.Name); n != 1 {
+				t.Errorf("Job %s ran %d times: the two managers must create each Job once", j.Name, n)
+			}
+		}
+		// kubectl describe shows an Event for each published window.
+		var evs corev1.EventList
+		cl.c.List(ctx, &evs, client.InNamespace(ns))
+		published := 0
+		for _, e := range evs.Items {
+			if e.Reason == "Published" && e.InvolvedObject.Name == "daily" {
+				published++
+			}
+		}
+		if published != 5 {
+			t.Errorf("%d Published events, want 5", published)
+		}
+	})
+
+	t.Run("a Pipeline's backfill annotation; a Job killed mid-window is followed by attempt 2", func(t *testing.T) {
+		ns := cl.namespace(t, "killed")
+		w := day(-3) + "T00:00:00Z/" + day(-2) + "T00:00:00Z"
+		cl.runs.mu.Lock()
+		cl.runs.faults[ns+"/"+w] = "staged:kill"
+		cl.runs.mu.Unlock()
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-5) + "/" + day(-1)}},
+			Spec: k8s.Spec{Identifier: "orders_killed", Metadata: cl.pipelineMeta("orders_killed", map[string]any{"schedule": "5 0 * * *"})}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		st := cl.waitReady(t, p, 3*time.Minute)
+		if st.Windows["published"] != 5 {
+			t.Errorf("windows %v, want the 4 of the backfill and the scheduled one published", st.Windows)
+		}
+		if rows, keys := cl.tableCounts(t, "orders_killed"); rows != "25/25" || keys != 5 {
+			t.Errorf("table: %s rows/ids and %d keys, want 25/25 and 5", rows, keys)
+		}
+		var attempts []string
+		for _, j := range cl.jobsOf(t, ns, "orders") {
+			if j.Annotations[kube.AnnotWindow] == w {
+				attempts = append(attempts, j.Labels[kube.LabelAttempt]+":"+j.Annotations[kube.AnnotRunID])
+			}
+		}
+		if len(attempts) != 2 || strings.Split(attempts[0], ":")[1] != strings.Split(attempts[1], ":")[1] {
+			t.Errorf("the killed window's Jobs: %v, want attempts 1 and 2 of one run", attempts)
+		}
+	})
+
+	t.Run("an invalid object is Stalled with the validation message and gets no Job", func(t *testing.T) {
+		ns := cl.namespace(t, "invalid")
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns},
+			Spec: k8s.Spec{Metadata: cl.pipelineMeta("orders_bad", map[string]any{"schedule": "5 0 * * *", "window": map[string]any{"size": "day", "timezone": "Europe/Londn"}})}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			cl.c.Get(ctx, client.ObjectKeyFromObject(p), p)
+			var stalled *metav1.Condition
+			for i, c := range p.Status.Conditions {
+				if c.Type == k8s.ConditionStalled && c.Status == metav1.ConditionTrue {
+					stalled = &p.Status.Conditions[i]
+				}
+			}
+			if stalled != nil {
+				if !strings.Contains(stalled.Message, "Europe/London") || stalled.Reason != k8s.ReasonInvalidSpec {
+					t.Errorf("Stalled: %s: %s", stalled.Reason, stalled.Message)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("not Stalled: %+v", p.Status)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		if jobs := cl.jobsOf(t, ns, "orders"); len(jobs) != 0 {
+			t.Errorf("the invalid Pipeline has %d Jobs", len(jobs))
+		}
+	})
+
+	t.Run("deleting an object stops its Jobs and leaves its table", func(t *testing.T) {
+		ns := cl.namespace(t, "deleted")
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-3) + "/" + day(-1)}},
+			Spec: k8s.Spec{Identifier: "orders_deleted", Metadata: cl.pipelineMeta("orders_deleted", map[string]any{"schedule": "5 0 * * *"})}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		cl.waitReady(t, p, 2*time.Minute)
+		if err := cl.c.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			err := cl.c.Get(ctx, client.ObjectKeyFromObject(p), p)
+			if apierrors.IsNotFound(err) && len(cl.jobsOf(t, ns, "orders")) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the Pipeline (%v) or its %d Jobs are still there", err, len(cl.jobsOf(t, ns, "orders")))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if rows, keys := cl.tableCounts(t, "orders_deleted"); rows != "15/15" || keys != 3 {
+			t.Errorf("after the delete the table has %s rows/ids and %d keys, want 15/15 and 3", rows, keys)
+		}
+	})
+
+	t.Run("one leader among the two managers", func(t *testing.T) {
+		var lease coordinationv1.Lease
+		if err := cl.c.Get(ctx, types.NamespacedName{Namespace: "default", Name: kube.LeaderElectionID}, &lease); err != nil {
+			t.Fatalf("no leader election Lease: %v", err)
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			t.Error("the Lease has no holder")
+		}
+	})
+
+	t.Run("ldp export k8s of the samples is accepted by the API server", func(t *testing.T) {
+		ns := cl.namespace(t, "samples")
+		var out, errb bytes.Buffer
+		if code := run(ctx, []string{"export", "k8s", "../../config/samples", "-n", ns}, &streams{Out: &out, Err: &errb, Getenv: os.Getenv}); code != 0 {
+			t.Fatalf("export: exit %d %s", code, errb.String())
+		}
+		docs := strings.Split(out.String(), "\n---\n")
+		if len(docs) < 5 {
+			t.Fatalf("%d objects exported", len(docs))
+		}
+		for _, d := range docs {
+			var tm metav1.TypeMeta
+			yaml.Unmarshal([]byte(d), &tm)
+			var obj client.Object = &k8s.Pipeline{}
+			if tm.Kind == k8s.KindWorkflow {
+				obj = &k8s.Workflow{}
+			}
+			if err := yaml.UnmarshalStrict([]byte(d), obj); err != nil {
+				t.Fatalf("%v\n%s", err, d)
+			}
+			obj.(k8s.Object).GetSpec().Suspend = true // accepted, not run: the samples' paths are local
+			if err := cl.c.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
+				t.Errorf("the API server refuses %s %s: %v", tm.Kind, obj.GetName(), err)
+			}
+		}
+		// And it refuses what the schema forbids, as kubectl apply shows it.
+		bad := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "bad-mode", Namespace: ns},
+			Spec: k8s.Spec{Metadata: cl.pipelineMeta("x", map[string]any{"target": map[string]any{"name": "x", "format": "ICEBERG", "write_mode": "merge", "catalog": cl.catalog("shop")}})}}
+		if err := cl.c.Create(ctx, bad); err == nil || !strings.Contains(err.Error(), "write_mode") {
+			t.Errorf("a bad write_mode was accepted by the API server: %v", err)
+		}
+	})
+}

@@ -1,0 +1,337 @@
+package kube
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ldp-dev/ldp/apis/k8s"
+	"github.com/ldp-dev/ldp/schemas"
+)
+
+// CRDs are the CustomResourceDefinitions of Pipeline and Workflow. Their OpenAPI schema is the
+// JSON Schema ldp schema prints (drawn from the CUE that ldp validate checks with), made
+// structural as the API server requires: references inlined, a union of object shapes merged
+// into one, a union of kinds of value left open. ldp controller still validates each object
+// fully, with file:line:col problems, and marks one it refuses Stalled.
+func CRDs() ([]apiextv1.CustomResourceDefinition, error) {
+	var out []apiextv1.CustomResourceDefinition
+	for _, kind := range []string{k8s.KindPipeline, k8s.KindWorkflow} {
+		b, err := schemas.JSONSchema(kind)
+		if err != nil {
+			return nil, err
+		}
+		var js map[string]any
+		if err := json.Unmarshal(b, &js); err != nil {
+			return nil, err
+		}
+		c := &converter{defs: asMap(js["$defs"])}
+		props := asMap(js["properties"])
+		spec := apiextv1.JSONSchemaProps{Type: "object", Required: []string{"metadata"}, Properties: map[string]apiextv1.JSONSchemaProps{
+			"identifier":  withDescription(c.convert(props["identifier"]), "The ldp identifier the idempotency keys are made of; the object's name when not set."),
+			"description": c.convert(props["description"]),
+			"metadata":    c.convert(props["metadata"]),
+			"suspend":     {Type: "boolean", Description: "Stop creating Jobs; running ones finish."},
+			"maxConcurrentWindows": {Type: "integer", Format: "int32", Minimum: ptr(0.0),
+				Description: "How many of the object's windows run at once (1 when not set)."},
+		}}
+		if kind == k8s.KindWorkflow {
+			spec.Properties["tasks"] = c.convert(props["tasks"])
+			spec.Required = append(spec.Required, "tasks")
+		}
+		plural := strings.ToLower(kind) + "s"
+		preserve := true
+		status := apiextv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}
+		out = append(out, apiextv1.CustomResourceDefinition{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+			ObjectMeta: metav1.ObjectMeta{Name: plural + "." + k8s.Group},
+			Spec: apiextv1.CustomResourceDefinitionSpec{
+				Group: k8s.Group,
+				Names: apiextv1.CustomResourceDefinitionNames{Kind: kind, ListKind: kind + "List", Plural: plural, Singular: strings.ToLower(kind),
+					ShortNames: []string{map[string]string{k8s.KindPipeline: "ldpp", k8s.KindWorkflow: "ldpw"}[kind]}, Categories: []string{"ldp"}},
+				Scope: apiextv1.NamespaceScoped,
+				Versions: []apiextv1.CustomResourceDefinitionVersion{{
+					Name: k8s.Version, Served: true, Storage: true,
+					Subresources: &apiextv1.CustomResourceSubresources{Status: &apiextv1.CustomResourceSubresourceStatus{}},
+					AdditionalPrinterColumns: []apiextv1.CustomResourceColumnDefinition{
+						{Name: "Schedule", Type: "string", JSONPath: ".spec.metadata.schedule"},
+						{Name: "Last window", Type: "string", JSONPath: ".status.lastPublishedWindow"},
+						{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`},
+						{Name: "Status", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].message`, Priority: 1},
+						{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+					},
+					Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &apiextv1.JSONSchemaProps{
+						Type:        "object",
+						Description: fmt.Sprintf("An ldp/v1 %s: the body of its spec file in spec, what ldp controller found in status.", kind),
+						Required:    []string{"spec"},
+						Properties: map[string]apiextv1.JSONSchemaProps{
+							"apiVersion": {Type: "string"}, "kind": {Type: "string"}, "metadata": {Type: "object"},
+							"spec": spec, "status": status,
+						},
+					}},
+				}},
+			},
+		})
+	}
+	return out, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func withDescription(s apiextv1.JSONSchemaProps, d string) apiextv1.JSONSchemaProps {
+	s.Description = d
+	return s
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// converter makes JSON Schema (2020-12, as CUE exports it) into a structural OpenAPI v3
+// schema.
+type converter struct {
+	defs  map[string]any
+	depth int
+}
+
+// open is a value the schema cannot type: anything, left to ldp's own validation.
+func open() apiextv1.JSONSchemaProps {
+	preserve := true
+	return apiextv1.JSONSchemaProps{XPreserveUnknownFields: &preserve}
+}
+
+func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
+	s := asMap(v)
+	if s == nil {
+		return open()
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		c.depth++
+		defer func() { c.depth-- }()
+		if c.depth > 20 {
+			return open()
+		}
+		out := c.convert(c.defs[strings.TrimPrefix(ref, "#/$defs/")])
+		if d, ok := s["description"].(string); ok {
+			out.Description = d
+		}
+		return out
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		if branches, ok := s[k].([]any); ok {
+			out := c.union(k, branches)
+			if d, ok := s["description"].(string); ok {
+				out.Description = d
+			}
+			if t, ok := s["type"].(string); ok && out.Type == "" && out.XPreserveUnknownFields == nil {
+				out.Type = t
+			}
+			return out
+		}
+	}
+	var out apiextv1.JSONSchemaProps
+	out.Description, _ = s["description"].(string)
+	switch t := s["type"].(type) {
+	case string:
+		out.Type = t
+	case []any:
+		return withDescription(open(), out.Description) // several kinds of value
+	}
+	if cv, ok := s["const"]; ok {
+		b, _ := json.Marshal(cv)
+		out.Enum = []apiextv1.JSON{{Raw: b}}
+		if out.Type == "" {
+			out.Type = jsonType(cv)
+		}
+	}
+	if e, ok := s["enum"].([]any); ok {
+		for _, v := range e {
+			b, _ := json.Marshal(v)
+			out.Enum = append(out.Enum, apiextv1.JSON{Raw: b})
+		}
+		if out.Type == "" && len(e) > 0 {
+			out.Type = jsonType(e[0])
+			for _, v := range e[1:] {
+				if jsonType(v) != out.Type {
+					return withDescription(open(), out.Description)
+				}
+			}
+		}
+	}
+	out.Pattern, _ = s["pattern"].(string)
+	if n, ok := s["minimum"].(float64); ok {
+		out.Minimum = &n
+	}
+	if n, ok := s["maximum"].(float64); ok {
+		out.Maximum = &n
+	}
+	if n, ok := s["exclusiveMinimum"].(float64); ok {
+		out.Minimum, out.ExclusiveMinimum = &n, true
+	}
+	if n, ok := s["exclusiveMaximum"].(float64); ok {
+		out.Maximum, out.ExclusiveMaximum = &n, true
+	}
+	if n, ok := s["minLength"].(float64); ok {
+		i := int64(n)
+		out.MinLength = &i
+	}
+	if n, ok := s["maxLength"].(float64); ok {
+		i := int64(n)
+		out.MaxLength = &i
+	}
+	if n, ok := s["minItems"].(float64); ok {
+		i := int64(n)
+		out.MinItems = &i
+	}
+	if props := asMap(s["properties"]); props != nil {
+		if out.Type == "" {
+			out.Type = "object"
+		}
+		out.Properties = map[string]apiextv1.JSONSchemaProps{}
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			out.Properties[k] = c.convert(props[k])
+		}
+		if r, ok := s["required"].([]any); ok {
+			for _, k := range r {
+				out.Required = append(out.Required, k.(string))
+			}
+		}
+	} else if ap := asMap(s["additionalProperties"]); ap != nil {
+		item := c.convert(ap)
+		out.AdditionalProperties = &apiextv1.JSONSchemaPropsOrBool{Allows: true, Schema: &item}
+		if out.Type == "" {
+			out.Type = "object"
+		}
+	}
+	if items, ok := s["items"]; ok {
+		item := c.convert(items)
+		out.Items = &apiextv1.JSONSchemaPropsOrArray{Schema: &item}
+		out.Type = "array"
+	}
+	if out.Type == "" {
+		return withDescription(open(), out.Description)
+	}
+	if out.Type == "object" && out.Properties == nil && out.AdditionalProperties == nil {
+		preserve := true
+		out.XPreserveUnknownFields = &preserve
+	}
+	return out
+}
+
+// union is anyOf, oneOf or allOf made structural: branches of one kind of value merge (an
+// object's properties are the union of its branches', required only where all agree); an
+// allOf of constraints on one value keeps the first branch's; branches of several kinds of
+// value are left open.
+func (c *converter) union(op string, branches []any) apiextv1.JSONSchemaProps {
+	var conv []apiextv1.JSONSchemaProps
+	for _, b := range branches {
+		conv = append(conv, c.convert(b))
+	}
+	t := ""
+	for _, s := range conv {
+		if s.XPreserveUnknownFields != nil && s.Type == "" {
+			return open()
+		}
+		if t == "" {
+			t = s.Type
+		} else if s.Type != t && !(isNumber(t) && isNumber(s.Type)) {
+			return open()
+		}
+	}
+	if isNumber(t) {
+		for _, s := range conv {
+			if s.Type == "number" {
+				t = "number"
+			}
+		}
+	}
+	if t != "object" {
+		out := apiextv1.JSONSchemaProps{Type: t}
+		if op == "allOf" {
+			out = conv[0]
+			out.Type = t
+		}
+		var enum []apiextv1.JSON
+		all := true
+		for _, s := range conv {
+			if len(s.Enum) == 0 {
+				all = false
+			}
+			enum = append(enum, s.Enum...)
+		}
+		if all && op != "allOf" {
+			out.Enum = enum
+		}
+		// CUE's default, *"append" | #WriteMode, exports as anyOf [const, the constraint]:
+		// the constraint admits the default, so it is the schema.
+		if op != "allOf" && !all {
+			var open []apiextv1.JSONSchemaProps
+			for _, s := range conv {
+				if len(s.Enum) == 0 {
+					open = append(open, s)
+				}
+			}
+			if len(open) == 1 {
+				out = open[0]
+				out.Type = t
+			}
+		}
+		if t == "array" {
+			out.Items = conv[0].Items
+		}
+		return out
+	}
+	out := apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{}}
+	required := map[string]int{}
+	for _, s := range conv {
+		for k, p := range s.Properties {
+			if prev, ok := out.Properties[k]; ok {
+				switch {
+				case prev.Type != p.Type:
+					p = open()
+				case len(prev.Enum) > 0 && len(p.Enum) > 0:
+					p.Enum = append(slices.Clone(prev.Enum), p.Enum...)
+				default:
+					p.Enum = nil // one branch takes any value
+				}
+			}
+			out.Properties[k] = p
+		}
+		for _, r := range s.Required {
+			required[r]++
+		}
+		if s.AdditionalProperties != nil && len(s.Properties) == 0 {
+			return s
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(required)) {
+		if required[k] == len(conv) || op == "allOf" {
+			out.Required = append(out.Required, k)
+		}
+	}
+	return out
+}
+
+func isNumber(t string) bool { return t == "number" || t == "integer" }
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return ""
+}

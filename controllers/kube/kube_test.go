@@ -1,0 +1,191 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/ldp-dev/ldp/apis/k8s"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+var update = flag.Bool("update", false, "rewrite config/crd/bases from the schemas")
+
+// TestCRDFilesAreCurrent: config/crd/bases is what ldp export crds prints.
+func TestCRDFilesAreCurrent(t *testing.T) {
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range crds {
+		var b bytes.Buffer
+		if err := WriteYAML(&b, []apiextv1.CustomResourceDefinition{c}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("..", "..", "config", "crd", "bases", k8s.Group+"_"+c.Spec.Names.Plural+".yaml")
+		if *update {
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, b.Bytes()) {
+			t.Errorf("%s is not current (%v): run go test ./controllers/kube -run TestCRDFilesAreCurrent -update", path, err)
+		}
+		if c.Spec.Versions[0].Subresources.Status == nil || len(c.Spec.Versions[0].AdditionalPrinterColumns) < 4 {
+			t.Errorf("%s: no status subresource or printer columns", c.Name)
+		}
+	}
+}
+
+// TestExportRewritesTaskReferences: a workflow's task names the Pipeline object of the file it
+// named, names are Kubernetes names, and the identifier the keys are made of is kept.
+func TestExportRewritesTaskReferences(t *testing.T) {
+	objs, err := Export([]string{"../../config/samples"}, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]k8s.Object{}
+	for _, o := range objs {
+		byName[o.Kind()+"/"+o.GetName()] = o
+		if o.GetNamespace() != "shop" {
+			t.Errorf("%s is in namespace %q", o.GetName(), o.GetNamespace())
+		}
+	}
+	wf, ok := byName["Workflow/daily-orders-workflow"].(*k8s.Workflow)
+	if !ok {
+		t.Fatalf("no Workflow daily-orders-workflow among %d objects", len(objs))
+	}
+	if wf.Spec.Identifier != "daily_orders_workflow" {
+		t.Errorf("identifier %q", wf.Spec.Identifier)
+	}
+	if refs := Refs(wf); strings.Join(refs, " ") != "customers daily-orders export-orders" {
+		t.Errorf("the workflow names %v", refs)
+	}
+	for _, r := range Refs(wf) {
+		if byName["Pipeline/"+r] == nil {
+			t.Errorf("the workflow names Pipeline %s, which was not exported", r)
+		}
+	}
+	// The object turned back into files is the same workflow, runnable as ldp runs files.
+	pipelines := map[string]*k8s.Pipeline{}
+	for _, r := range Refs(wf) {
+		pipelines[r] = byName["Pipeline/"+r].(*k8s.Pipeline)
+	}
+	files, err := SpecFilesOf(wf, pipelines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(files.Files[files.Main]), `"pipeline": "daily-orders.json"`) || !strings.Contains(string(files.Files["daily-orders.json"]), `"identifier": "daily_orders"`) {
+		t.Errorf("spec files:\n%s", files.Files[files.Main])
+	}
+}
+
+// TestReconcilerDecisions runs one pass against controller-runtime's fake client: a Pipeline
+// with catch-up over three days gets one Job (the concurrency limit), named and labelled for
+// its window and attempt; a failed attempt is followed by attempt 2 of the same run.
+func TestReconcilerDecisions(t *testing.T) {
+	dir := t.TempDir()
+	md := `{"schedule": "5 0 * * *", "window": {"size": "day", "column": "ts"},
+	  "source": {"format": "CSV", "path": "` + dir + `/in.csv"},
+	  "target": {"name": "t", "format": "ICEBERG", "catalog": {"identifier": "lake", "warehouse_path": "` + dir + `/wh"}}}`
+	wf := `{"schedule": "5 0 * * *", "window": {"size": "day"}, "catchup": true, "start": "2026-08-01"}`
+	objs := []client.Object{
+		&k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"}, Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(md)}}},
+		&k8s.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "daily", Namespace: "shop"}, Spec: k8s.Spec{MaxConcurrentWindows: 2,
+			Metadata: apiextv1.JSON{Raw: []byte(wf)}, Tasks: []apiextv1.JSON{{Raw: []byte(`{"id": "load", "pipeline": "orders"}`)}}}},
+	}
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...).WithStatusSubresource(&k8s.Pipeline{}, &k8s.Workflow{}).Build()
+	now := time.Date(2026, 8, 4, 12, 0, 0, 0, time.UTC)
+	r := &Reconciler{Client: c, Kind: k8s.KindWorkflow, Jobs: JobSettings{Image: "ldp:test"}, Now: func() time.Time { return now }, Rand: func() float64 { return 0 }}
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: "shop", Name: "daily"}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	var jobs batchv1.JobList
+	if err := c.List(ctx, &jobs, client.InNamespace("shop")); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 2 {
+		t.Fatalf("%d Jobs for 3 due windows with maxConcurrentWindows 2, want 2", len(jobs.Items))
+	}
+	first := jobs.Items[0]
+	for _, j := range jobs.Items {
+		if j.Annotations[AnnotWindow] < first.Annotations[AnnotWindow] {
+			first = j
+		}
+	}
+	w := "2026-08-01T00:00:00Z/2026-08-02T00:00:00Z"
+	if first.Annotations[AnnotWindow] != w || first.Name != reconcile.JobName(k8s.KindWorkflow, "shop", "daily", w, 1) {
+		t.Errorf("first Job %s for %s", first.Name, first.Annotations[AnnotWindow])
+	}
+	args := strings.Join(first.Spec.Template.Spec.Containers[0].Args, " ")
+	runID := reconcile.JobRunID(k8s.KindWorkflow, "shop", "daily", w)
+	if want := "workflow run " + SpecMount + "/workflow-daily.json --window " + w + " --run-id " + runID + " --attempt 1"; args != want {
+		t.Errorf("args %q, want %q", args, want)
+	}
+	var got k8s.Workflow
+	c.Get(ctx, key, &got)
+	if got.Status.Windows["running"] != 2 || got.Status.Windows["missing"] != 1 || !hasCondition(got.Status, k8s.ConditionReconciling, metav1.ConditionTrue) {
+		t.Errorf("status %+v", got.Status)
+	}
+	// The first Job fails: its window's next Job is attempt 2 of the same run.
+	first.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour)),
+		Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+	if err := c.Status().Update(ctx, &first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	var second batchv1.Job
+	if err := c.Get(ctx, types.NamespacedName{Namespace: "shop", Name: reconcile.JobName(k8s.KindWorkflow, "shop", "daily", w, 2)}, &second); err != nil {
+		t.Fatalf("no attempt 2: %v", err)
+	}
+	if !strings.Contains(strings.Join(second.Spec.Template.Spec.Containers[0].Args, " "), "--run-id "+runID+" --attempt 2") {
+		t.Errorf("attempt 2 runs %v", second.Spec.Template.Spec.Containers[0].Args)
+	}
+	// An invalid object is Stalled, with the problem, and gets no Job.
+	bad := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "shop"}, Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(`{"schedule": "every day"}`)}}}
+	if err := c.Create(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	rp := &Reconciler{Client: c, Kind: k8s.KindPipeline, Jobs: JobSettings{Image: "ldp:test"}, Now: func() time.Time { return now }}
+	if _, err := rp.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "bad"}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Get(ctx, types.NamespacedName{Namespace: "shop", Name: "bad"}, bad)
+	if !hasCondition(bad.Status, k8s.ConditionStalled, metav1.ConditionTrue) {
+		t.Errorf("the invalid Pipeline is not Stalled: %+v", bad.Status.Conditions)
+	}
+	var badJobs batchv1.JobList
+	c.List(ctx, &badJobs, client.MatchingLabels{LabelObject: "bad"})
+	if len(badJobs.Items) != 0 {
+		t.Errorf("the invalid Pipeline got %d Jobs", len(badJobs.Items))
+	}
+}
+
+func hasCondition(st k8s.Status, typ string, status metav1.ConditionStatus) bool {
+	for _, c := range st.Conditions {
+		if c.Type == typ && c.Status == status {
+			return true
+		}
+	}
+	return false
+}

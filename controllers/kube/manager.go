@@ -1,0 +1,111 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/ldp-dev/ldp/apis/k8s"
+)
+
+// LeaderElectionID is the Lease the managers of one cluster elect their leader with.
+const LeaderElectionID = "ldp-controller.ldp.dev"
+
+// ManagerOptions are ldp controller's.
+type ManagerOptions struct {
+	// Config reaches the API server; nil reads KUBECONFIG, ~/.kube/config or the pod's account.
+	Config *rest.Config
+	// Namespace limits the manager to one namespace ("" watches all).
+	Namespace string
+	// LeaderElection keeps one manager active among several; LeaderElectionNamespace is
+	// where its Lease lives (the pod's namespace inside a cluster).
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// LeaseDuration and RetryPeriod tune the election (controller-runtime's defaults when 0).
+	LeaseDuration, RetryPeriod time.Duration
+	MetricsAddr, ProbeAddr     string
+	Jobs                       JobSettings
+	// Now and Rand are seams for tests.
+	Now  func() time.Time
+	Rand func() float64
+}
+
+// Scheme is the scheme ldp controller's client speaks: Kubernetes' kinds and ldp's.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = k8s.AddToScheme(s)
+	return s
+}
+
+// RunManager runs the controller of Pipelines and Workflows until ctx ends.
+func RunManager(ctx context.Context, o ManagerOptions) error {
+	log.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
+	cfg := o.Config
+	if cfg == nil {
+		var err error
+		if cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig(); err != nil {
+			return fmt.Errorf("reach the API server: %w (set KUBECONFIG, or run in a pod with a service account)", err)
+		}
+	}
+	if o.MetricsAddr == "" {
+		o.MetricsAddr = "0"
+	}
+	if o.ProbeAddr == "" {
+		o.ProbeAddr = "0"
+	}
+	mo := ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// The manager exits when ctx ends, so the next leader need not wait out the lease.
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if o.LeaseDuration > 0 {
+		renew := o.LeaseDuration * 2 / 3
+		mo.LeaseDuration, mo.RenewDeadline = &o.LeaseDuration, &renew
+	}
+	if o.RetryPeriod > 0 {
+		mo.RetryPeriod = &o.RetryPeriod
+	}
+	if o.Namespace != "" {
+		mo.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{o.Namespace: {}}}
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
+	if err != nil {
+		return err
+	}
+	if o.ProbeAddr != "0" {
+		if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+			return err
+		}
+	}
+	for _, kind := range []string{k8s.KindPipeline, k8s.KindWorkflow} {
+		r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Jobs: o.Jobs, Recorder: mgr.GetEventRecorder("ldp-controller"), Now: o.Now, Rand: o.Rand}
+		b := ctrl.NewControllerManagedBy(mgr).Named("ldp-" + kind).For(r.newObject()).Owns(&batchv1.Job{}).Owns(&corev1.ConfigMap{}).
+			// Several managers in one process (a test's two replicas) register the same names.
+			WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr(true)})
+		if err := b.Complete(r); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
+}

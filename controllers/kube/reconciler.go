@@ -1,0 +1,421 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/ldp-dev/ldp/apis/k8s"
+	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+// Reconciler reconciles the objects of one kind: it plans each one's desired windows with
+// controllers.Reconciler (a dry run, as ldp diff does) against the keys on main of its shared
+// catalog, and runs each window that is not done as a Job, one attempt a Job.
+type Reconciler struct {
+	Client   client.Client
+	Kind     string
+	Jobs     JobSettings
+	Recorder events.EventRecorder
+	// Now and Rand are the clock and the jitter's random source (seams for tests).
+	Now  func() time.Time
+	Rand func() float64
+}
+
+// Reconcile is one pass over one object.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, obj)
+	}
+	if controllerutil.AddFinalizer(obj, Finalizer) {
+		if err := r.Client.Update(ctx, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	now := r.now()
+	st := obj.GetStatus().DeepCopy()
+	st.ObservedGeneration = obj.GetGeneration()
+	result, err := r.reconcileWindows(ctx, obj, st, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeStatus(ctx, obj, st); err != nil {
+		return ctrl.Result{}, err
+	}
+	return result, nil
+}
+
+func (r *Reconciler) newObject() k8s.Object {
+	if r.Kind == k8s.KindWorkflow {
+		return &k8s.Workflow{}
+	}
+	return &k8s.Pipeline{}
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// reconcileWindows does the work of a pass and fills st in; an error is retried with backoff.
+func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k8s.Status, now time.Time) (ctrl.Result, error) {
+	files, missing, err := r.specFiles(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(missing) > 0 {
+		msg := fmt.Sprintf("the tasks name Pipelines that do not exist in namespace %s: %s", obj.GetNamespace(), strings.Join(missing, ", "))
+		r.stalled(st, obj, k8s.ReasonInvalidSpec, msg)
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	}
+	dir, err := os.MkdirTemp("", "ldp-controller-")
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer os.RemoveAll(dir)
+	main, err := files.Write(dir)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	found, _, err := controllers.Discover([]string{main}, false)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(found) != 1 || len(found[0].Problems) > 0 {
+		var lines []string
+		for _, f := range found {
+			for _, p := range f.Problems {
+				p.File = strings.TrimPrefix(strings.TrimPrefix(p.File, dir), "/")
+				lines = append(lines, p.String())
+			}
+		}
+		r.stalled(st, obj, k8s.ReasonInvalidSpec, strings.Join(lines, "; "))
+		return ctrl.Result{}, nil // not retried: the object has to change
+	}
+	apimeta.RemoveStatusCondition(&st.Conditions, k8s.ConditionStalled)
+	sc := found[0]
+	if obj.GetSpec().Suspend {
+		r.conditions(st, obj, nil, 0, 0)
+		return ctrl.Result{}, nil
+	}
+	if sc.WF.Schedule == "" && obj.GetAnnotations()[AnnotBackfill] == "" {
+		// A Pipeline a Workflow runs as a task: nothing of its own is due.
+		st.Windows, st.NextFire = nil, ""
+		msg := "no schedule: it runs as a Workflow's task, or for the range of its " + AnnotBackfill + " annotation"
+		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonNothingIsDue, msg)
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionTrue, k8s.ReasonNothingIsDue, msg)
+		return ctrl.Result{}, nil
+	}
+	planner := &controllers.Reconciler{Runner: &controllers.Runner{Log: discard{}}}
+	var plans []reconcile.WindowPlan
+	if sc.WF.Schedule != "" {
+		res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, Now: now, Due: true, DryRun: true})
+		if err == nil {
+			err = res.Objects[0].Err
+		}
+		if err != nil {
+			r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, err.Error())
+			return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
+		}
+		plans = res.Objects[0].Windows
+	}
+	if status, err := controllers.StatusOf(ctx, sc, now, 1000); err == nil && sc.WF.Schedule != "" {
+		st.NextFire = ""
+		if !status.NextFire.IsZero() {
+			st.NextFire = status.NextFire.UTC().Format(time.RFC3339)
+		}
+		st.Missed, st.Backfill = nil, ""
+		for _, m := range status.Missed {
+			st.Missed = append(st.Missed, m.Start+"/"+m.End)
+		}
+		if n := len(status.Missed); n > 0 {
+			st.Backfill = fmt.Sprintf("kubectl annotate %s %s %s=%s/%s --overwrite", strings.ToLower(obj.Kind()), obj.GetName(), AnnotBackfill, status.Missed[0].Start, status.Missed[n-1].End)
+		}
+	}
+	extra, err := r.backfillPlans(ctx, planner, obj, sc, now)
+	if err != nil {
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, err.Error())
+		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
+	}
+	plans = mergePlans(plans, extra)
+
+	var jobs batchv1.JobList
+	if err := r.Client.List(ctx, &jobs, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(labelsOf(obj))); err != nil {
+		return ctrl.Result{}, err
+	}
+	var records []reconcile.JobRecord
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		rec, ok := recordOf(j)
+		if !ok {
+			continue
+		}
+		records = append(records, rec)
+		r.report(ctx, obj, j, rec)
+	}
+	policy := controllers.PolicyOf(sc.WF.Retries, nil)
+	attempts := policy.MaxAttempts
+	if attempts < 3 && sc.WF.Retries == nil {
+		attempts = 3 // a Job's process may die with its node: try a window thrice unless told
+	}
+	jp := reconcile.JobPolicy{MaxAttempts: attempts, MaxConcurrent: int(obj.GetSpec().MaxConcurrentWindows),
+		Wait: func(n int) time.Duration { return policy.Wait(n, r.random()) }}
+	decisions := reconcile.DecideJobs(plans, records, jp, now)
+	requeue := time.Duration(0)
+	if st.NextFire != "" {
+		if t, err := time.Parse(time.RFC3339, st.NextFire); err == nil && t.After(now) {
+			requeue = t.Sub(now)
+		}
+	}
+	created, waiting := 0, 0
+	if !obj.GetSpec().Suspend {
+		var cm string
+		for _, d := range decisions {
+			if !d.At.IsZero() {
+				waiting++
+				if wait := d.At.Sub(now); requeue == 0 || wait < requeue {
+					requeue = wait
+				}
+			}
+			if !d.Create {
+				continue
+			}
+			if cm == "" {
+				c := specConfigMap(obj, files)
+				if err := controllerutil.SetControllerReference(obj, c, r.Client.Scheme()); err != nil {
+					return ctrl.Result{}, err
+				}
+				if err := r.Client.Create(ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
+					return ctrl.Result{}, err
+				}
+				cm = c.Name
+			}
+			job := buildJob(obj, files, cm, d.Plan.Start+"/"+d.Plan.End, d.Attempt, r.Jobs)
+			if err := controllerutil.SetControllerReference(obj, job, r.Client.Scheme()); err != nil {
+				return ctrl.Result{}, err
+			}
+			// Create-if-absent is the lease: another controller that made this attempt's Job
+			// first has it, and this one moves on.
+			if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+				return ctrl.Result{}, err
+			}
+			created++
+		}
+	}
+	st.Windows = reconcile.CountStates(plans, decisions)
+	for _, d := range decisions {
+		if d.Create {
+			st.Windows[d.State]--
+			st.Windows["running"]++
+		}
+	}
+	for k, v := range st.Windows {
+		if v == 0 {
+			delete(st.Windows, k)
+		}
+	}
+	st.LastPublishedWindow = reconcile.LastDone(plans, decisions)
+	r.conditions(st, obj, decisions, created, waiting)
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// conditions folds the pass into Ready and Reconciling.
+func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, ds []reconcile.JobDecision, created, waiting int) {
+	counts := st.Windows
+	total := int32(0)
+	for _, n := range counts {
+		total += n
+	}
+	summary := summarize(counts)
+	switch {
+	case obj.GetSpec().Suspend:
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonSuspended, "suspended: no new Jobs; "+summary)
+		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonSuspended, "suspended")
+	case counts["running"] > 0 || counts["missing"] > 0 || counts["partial"] > 0 || waiting > 0:
+		reason := k8s.ReasonRunning
+		if counts["running"] == 0 {
+			reason = k8s.ReasonWaitingRetry
+		}
+		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionTrue, reason, summary)
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonProgressing, summary)
+	case counts["failed"] > 0:
+		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonFailed, summary)
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonFailed, summary+": its attempts are spent; change the object or delete the failed Jobs to run them again")
+	case counts["blocked"] > 0:
+		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonBlocked, summary)
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonBlocked, summary+": a data gate held them back; fix the data and delete the blocked Jobs to run them again")
+	case total == 0:
+		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonNothingIsDue, "no window is due yet")
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionTrue, k8s.ReasonNothingIsDue, "no window is due yet")
+	default:
+		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonSucceeded, summary)
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionTrue, k8s.ReasonSucceeded, summary)
+	}
+}
+
+// summarize writes counts as "5 published, 1 running", sorted by state.
+func summarize(counts map[string]int32) string {
+	var parts []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range counts {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	if len(parts) == 0 {
+		return "no windows"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *Reconciler) stalled(st *k8s.Status, obj k8s.Object, reason, msg string) {
+	r.setCondition(st, obj, k8s.ConditionStalled, metav1.ConditionTrue, reason, msg)
+	r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, reason, msg)
+	r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, reason, "stalled until the object changes")
+}
+
+func (r *Reconciler) setCondition(st *k8s.Status, obj k8s.Object, typ string, status metav1.ConditionStatus, reason, msg string) {
+	if len(msg) > 32000 {
+		msg = msg[:32000]
+	}
+	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()})
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, obj k8s.Object, st *k8s.Status) error {
+	*obj.GetStatus() = *st
+	return r.Client.Status().Update(ctx, obj)
+}
+
+func (r *Reconciler) random() float64 {
+	if r.Rand != nil {
+		return r.Rand()
+	}
+	return rand.Float64()
+}
+
+// specFiles reads the object and, for a Workflow, the Pipelines it names; missing are the
+// names that are not there.
+func (r *Reconciler) specFiles(ctx context.Context, obj k8s.Object) (*SpecFiles, []string, error) {
+	pipelines := map[string]*k8s.Pipeline{}
+	var missing []string
+	if wf, ok := obj.(*k8s.Workflow); ok {
+		for _, name := range Refs(wf) {
+			var p k8s.Pipeline
+			err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, &p)
+			switch {
+			case apierrors.IsNotFound(err):
+				missing = append(missing, name)
+			case err != nil:
+				return nil, nil, err
+			default:
+				pipelines[name] = &p
+			}
+		}
+	}
+	files, err := SpecFilesOf(obj, pipelines)
+	return files, missing, err
+}
+
+// report turns a Job that has finished into an Event on the object, once (the Job is marked).
+func (r *Reconciler) report(ctx context.Context, obj k8s.Object, j *batchv1.Job, rec reconcile.JobRecord) {
+	if rec.Phase == reconcile.JobActive || j.Annotations[AnnotReported] != "" || r.Recorder == nil {
+		return
+	}
+	switch rec.Phase {
+	case reconcile.JobSucceeded:
+		r.Recorder.Eventf(obj, j, corev1.EventTypeNormal, "Published", "RunWindow", "window %s published (attempt %d, Job %s)", rec.Window, rec.Attempt, j.Name)
+	case reconcile.JobBlocked:
+		r.Recorder.Eventf(obj, j, corev1.EventTypeWarning, "BlockedByDataGate", "RunWindow", "window %s held back by a data gate (attempt %d, Job %s): nothing was written", rec.Window, rec.Attempt, j.Name)
+	default:
+		r.Recorder.Eventf(obj, j, corev1.EventTypeWarning, "Failed", "RunWindow", "window %s failed (attempt %d, Job %s): see kubectl logs job/%s", rec.Window, rec.Attempt, j.Name, j.Name)
+	}
+	patch := client.MergeFrom(j.DeepCopy())
+	if j.Annotations == nil {
+		j.Annotations = map[string]string{}
+	}
+	j.Annotations[AnnotReported] = string(rec.Phase)
+	_ = r.Client.Patch(ctx, j, patch) // a lost mark means one more event, never a lost window
+}
+
+// finalize stops an object's Jobs (and their pods) and lets it go; its tables stay as they are.
+func (r *Reconciler) finalize(ctx context.Context, obj k8s.Object) error {
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return nil
+	}
+	bg := metav1.DeletePropagationBackground
+	if err := r.Client.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(labelsOf(obj)),
+		client.PropagationPolicy(bg)); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := r.Client.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(labelsOf(obj))); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	controllerutil.RemoveFinalizer(obj, Finalizer)
+	return r.Client.Update(ctx, obj)
+}
+
+// AnnotBackfill on an object asks for the windows of a range, START/END as ldp backfill's
+// --from and --to take them: their Jobs are created as the schedule's are, within the
+// object's concurrency limit. Remove it, or leave it: a done window is never run again.
+const AnnotBackfill = "ldp.dev/backfill"
+
+// backfillPlans plans the range an object's backfill annotation asks for.
+func (r *Reconciler) backfillPlans(ctx context.Context, planner *controllers.Reconciler, obj k8s.Object, sc controllers.Scheduled, now time.Time) ([]reconcile.WindowPlan, error) {
+	v := obj.GetAnnotations()[AnnotBackfill]
+	if v == "" {
+		return nil, nil
+	}
+	from, to, ok := strings.Cut(v, "/")
+	if !ok {
+		return nil, fmt.Errorf("annotation %s=%q: write START/END, such as 2026-08-01/2026-09-01", AnnotBackfill, v)
+	}
+	res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, From: from, To: to, Now: now, DryRun: true})
+	if err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", AnnotBackfill, err)
+	}
+	return res.Objects[0].Windows, res.Objects[0].Err
+}
+
+// mergePlans is the union of two plans' windows, in window order.
+func mergePlans(a, b []reconcile.WindowPlan) []reconcile.WindowPlan {
+	seen := map[string]bool{}
+	var out []reconcile.WindowPlan
+	for _, p := range append(slices.Clone(a), b...) {
+		if k := p.Start + "/" + p.End; !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y reconcile.WindowPlan) int { return x.Window.Start.Compare(y.Window.Start) })
+	return out
+}
+
+// discard is a Runner log that keeps nothing: planning logs nothing worth keeping.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,171 @@
+package reconcile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// On a cluster a window's run is a Job: these are the decisions ldp controller adds to the
+// plan, made here from plain records so they are table-tested without an API server.
+
+// JobPhase is how a window's Job stands.
+type JobPhase string
+
+// Job phases: a Job blocked by a data gate failed with ldp's exit code 3.
+const (
+	JobActive    JobPhase = "active"
+	JobSucceeded JobPhase = "succeeded"
+	JobFailed    JobPhase = "failed"
+	JobBlocked   JobPhase = "blocked"
+)
+
+// JobRecord is one Job of a window: its attempt, its phase and when it finished.
+type JobRecord struct {
+	Window   string
+	Attempt  int
+	Phase    JobPhase
+	Finished time.Time
+}
+
+// JobDecision is what to do about one window that is not done.
+type JobDecision struct {
+	Plan WindowPlan
+	// Create a Job for Attempt now; else, with At set, not before At.
+	Create  bool
+	Attempt int
+	At      time.Time
+	// State is the window's state on the cluster: the plan's, or running, or failed or
+	// blocked once its attempts are spent.
+	State string
+}
+
+// JobPolicy bounds a window's Jobs: attempts in all, the wait after attempt n, and how many
+// of the object's Jobs run at once.
+type JobPolicy struct {
+	MaxAttempts   int
+	Wait          func(attempt int) time.Duration
+	MaxConcurrent int
+}
+
+// DecideJobs takes the windows of a plan and the Jobs the object has, and says, window by
+// window in order, whether to create a Job and for which attempt. A window whose last Job is
+// running waits for it; one whose last Job failed is the next attempt of the same run once
+// the wait after that attempt has passed, until MaxAttempts; one whose last Job succeeded is
+// done even when no key vouches for it (a Job's success is the cluster's ledger). No more
+// than MaxConcurrent Jobs run at once, counting those running.
+func DecideJobs(plans []WindowPlan, jobs []JobRecord, pol JobPolicy, now time.Time) []JobDecision {
+	last := map[string]JobRecord{}
+	running := 0
+	for _, j := range jobs {
+		if l, ok := last[j.Window]; !ok || j.Attempt > l.Attempt {
+			last[j.Window] = j
+		}
+		if j.Phase == JobActive {
+			running++
+		}
+	}
+	limit := max(pol.MaxConcurrent, 1)
+	maxAttempts := max(pol.MaxAttempts, 1)
+	var out []JobDecision
+	for _, p := range plans {
+		if !p.Runs() {
+			continue
+		}
+		d := JobDecision{Plan: p, State: string(p.State)}
+		j, seen := last[p.Start+"/"+p.End]
+		switch {
+		case !seen:
+			d.Attempt = 1
+		case j.Phase == JobActive:
+			d.State = "running"
+			out = append(out, d)
+			continue
+		case j.Phase == JobSucceeded:
+			d.State = "published"
+			out = append(out, d)
+			continue
+		case j.Attempt >= maxAttempts:
+			d.State = string(j.Phase)
+			out = append(out, d)
+			continue
+		default:
+			d.State, d.Attempt = string(j.Phase), j.Attempt+1
+			if pol.Wait != nil {
+				if at := j.Finished.Add(pol.Wait(j.Attempt)); at.After(now) {
+					d.At = at
+					out = append(out, d)
+					continue
+				}
+			}
+		}
+		if running < limit {
+			d.Create = true
+			running++
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// JobName is the name of attempt's Job of an object's window: the object's name cut to fit,
+// and a hash of the kind, namespace, name, window and attempt. Being deterministic, it makes
+// the API server's create-if-absent the lease: two controllers never start the same attempt.
+func JobName(kind, namespace, name, window string, attempt int) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{kind, namespace, name, window, strconv.Itoa(attempt)}, "\x00")))
+	base := strings.Trim(name, "-.")
+	if len(base) > 40 {
+		base = strings.TrimRight(base[:40], "-.")
+	}
+	return base + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// JobRunID is the run id every attempt of an object's window shares, so attempt n+1 fences n.
+func JobRunID(kind, namespace, name, window string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{"run", kind, namespace, name, window}, "\x00")))
+	h := hex.EncodeToString(sum[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// CountStates counts the decisions' states with the windows that need no Job (done ones),
+// the counts a status shows.
+func CountStates(plans []WindowPlan, decisions []JobDecision) map[string]int32 {
+	out := map[string]int32{}
+	decided := map[string]string{}
+	for _, d := range decisions {
+		decided[d.Plan.Start+"/"+d.Plan.End] = d.State
+	}
+	for _, p := range plans {
+		s, ok := decided[p.Start+"/"+p.End]
+		if !ok {
+			s = string(p.State)
+		}
+		out[s]++
+	}
+	return out
+}
+
+// LastDone is the latest window of plans that is done (published by its keys, or by its Job).
+func LastDone(plans []WindowPlan, decisions []JobDecision) string {
+	done := map[string]bool{}
+	for _, d := range decisions {
+		if d.State == "published" {
+			done[d.Plan.Start+"/"+d.Plan.End] = true
+		}
+	}
+	var all []string
+	for _, p := range plans {
+		w := p.Start + "/" + p.End
+		if !p.Runs() || done[w] {
+			all = append(all, w)
+		}
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	slices.Sort(all)
+	return all[len(all)-1]
+}
