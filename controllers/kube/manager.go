@@ -5,20 +5,25 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
 )
@@ -103,9 +108,30 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 		b := ctrl.NewControllerManagedBy(mgr).Named("ldp-" + kind).For(r.newObject()).Owns(&batchv1.Job{}).Owns(&corev1.ConfigMap{}).
 			// Several managers in one process (a test's two replicas) register the same names.
 			WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr(true)})
+		if kind == k8s.KindWorkflow {
+			// A Workflow runs the Pipelines it names: one of them changing changes its Jobs.
+			b = b.Watches(&k8s.Pipeline{}, handler.EnqueueRequestsFromMapFunc(workflowsNaming(mgr.GetClient())))
+		}
 		if err := b.Complete(r); err != nil {
 			return err
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// workflowsNaming maps a Pipeline to the Workflows of its namespace whose tasks name it.
+func workflowsNaming(c client.Client) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var wfs k8s.WorkflowList
+		if err := c.List(ctx, &wfs, client.InNamespace(o.GetNamespace())); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for i := range wfs.Items {
+			if slices.Contains(Refs(&wfs.Items[i]), o.GetName()) {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: wfs.Items[i].Name}})
+			}
+		}
+		return out
+	}
 }

@@ -212,7 +212,13 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 				}
 				cm = c.Name
 			}
-			job := buildJob(obj, files, cm, d.Plan.Start+"/"+d.Plan.End, d.Attempt, r.Jobs)
+			set := r.Jobs
+			if !keyed(d.Plan) {
+				// No key vouches for a task of this window: its Job's success is the only
+				// record that it is done, so the Job is kept.
+				set.TTLAfterFinished = 0
+			}
+			job := buildJob(obj, files, cm, d.Plan.Start+"/"+d.Plan.End, d.Attempt, set)
 			if err := controllerutil.SetControllerReference(obj, job, r.Client.Scheme()); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -377,6 +383,16 @@ func (r *Reconciler) finalize(ctx context.Context, obj k8s.Object) error {
 	}
 	controllerutil.RemoveFinalizer(obj, Finalizer)
 	return r.Client.Update(ctx, obj)
+}
+
+// keyed says whether every task of a window has a key on main to vouch that it is done.
+func keyed(p reconcile.WindowPlan) bool {
+	for _, t := range p.Tasks {
+		if t.Key == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // AnnotBackfill on an object asks for the windows of a range, START/END as ldp backfill's
