@@ -65,6 +65,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newScheduleCmd(s),
 		newWatchCmd(s),
 		newInitCmd(s),
+		newStatusCmd(s),
 		newControllerCmd(s),
 		newExportCmd(s),
 		newDemoCmd(s),

@@ -159,7 +159,7 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, err.Error())
 		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	plans = mergePlans(plans, extra)
+	plans = controllers.MergePlans(plans, extra)
 
 	var jobs batchv1.JobList
 	if err := r.Client.List(ctx, &jobs, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(labelsOf(obj))); err != nil {
@@ -417,19 +417,6 @@ func (r *Reconciler) backfillPlans(ctx context.Context, planner *controllers.Rec
 	return res.Objects[0].Windows, res.Objects[0].Err
 }
 
-// mergePlans is the union of two plans' windows, in window order.
-func mergePlans(a, b []reconcile.WindowPlan) []reconcile.WindowPlan {
-	seen := map[string]bool{}
-	var out []reconcile.WindowPlan
-	for _, p := range append(slices.Clone(a), b...) {
-		if k := p.Start + "/" + p.End; !seen[k] {
-			seen[k] = true
-			out = append(out, p)
-		}
-	}
-	slices.SortStableFunc(out, func(x, y reconcile.WindowPlan) int { return x.Window.Start.Compare(y.Window.Start) })
-	return out
-}
 
 // discard is a Runner log that keeps nothing: planning logs nothing worth keeping.
 type discard struct{}

@@ -1,0 +1,336 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+// StatusReport is what the status page shows and ldp status -o json prints: every object under
+// the paths, a row per task and a column per window, from Reconcile in dry run and the
+// ledger. It computes nothing of its own: each cell is reconcile.Cell of the window's plan.
+type StatusReport struct {
+	Generated time.Time      `json:"generated"`
+	Objects   []ObjectStatus `json:"objects"`
+	Invalid   []InvalidFile  `json:"invalid"`
+}
+
+// InvalidFile is a spec the report could not plan, with its problems as file:line:col lines.
+type InvalidFile struct {
+	File     string   `json:"file"`
+	Problems []string `json:"problems"`
+}
+
+// ObjectStatus is one object's grid.
+type ObjectStatus struct {
+	Name     string `json:"name"`
+	File     string `json:"file"`
+	Kind     string `json:"kind"`
+	Schedule string `json:"schedule,omitempty"`
+	Timezone string `json:"timezone"`
+	// Windows are the grid's columns: the windows the ledger holds runs of, from the first to
+	// the last, and those due now. Starts is each window's start (RFC 3339, UTC) run-length
+	// encoded by step: the first start, then [step in seconds, how many]; Hours marks the
+	// windows of a day that are not 24 hours long (daylight saving), by index.
+	Windows WindowAxis `json:"windows"`
+	// Summary counts the windows by state; Tasks are the rows, in run order.
+	Summary  map[string]int `json:"summary"`
+	Tasks    []TaskRow      `json:"tasks"`
+	NextFire string         `json:"next_fire,omitempty"`
+	Missed   []string       `json:"missed,omitempty"`
+	Backfill string         `json:"backfill,omitempty"`
+	Error    string         `json:"error,omitempty"`
+}
+
+// WindowAxis is the columns of a grid.
+type WindowAxis struct {
+	Count int        `json:"count"`
+	First string     `json:"first,omitempty"`
+	Steps [][2]int64 `json:"steps"`
+	Odd   []OddDay   `json:"odd_days,omitempty"`
+}
+
+// OddDay is a day window that is not 24 hours long.
+type OddDay struct {
+	Index int `json:"index"`
+	Hours int `json:"hours"`
+}
+
+// TaskRow is one task's cells, run-length encoded by state.
+type TaskRow struct {
+	ID    string              `json:"id"`
+	Kind  v1.TaskKind         `json:"kind"`
+	Cells []reconcile.CellRun `json:"cells"`
+}
+
+// Status builds the report of the objects under paths at now.
+func (r *Reconciler) Status(ctx context.Context, paths []string, now time.Time) (*StatusReport, error) {
+	found, _, err := Discover(paths, false)
+	if err != nil {
+		return nil, err
+	}
+	rep := &StatusReport{Generated: now.UTC(), Objects: []ObjectStatus{}, Invalid: []InvalidFile{}}
+	for _, sc := range found {
+		if len(sc.Problems) > 0 {
+			inv := InvalidFile{File: sc.Path}
+			for _, p := range sc.Problems {
+				inv.Problems = append(inv.Problems, p.String())
+			}
+			rep.Invalid = append(rep.Invalid, inv)
+			continue
+		}
+		rep.Objects = append(rep.Objects, r.objectStatus(ctx, sc, now))
+	}
+	return rep, nil
+}
+
+// gridPlans plans an object's columns: the range of windows its ledger holds runs of, and the
+// windows due now.
+func (r *Reconciler) gridPlans(ctx context.Context, sc Scheduled, now time.Time) ([]WindowPlan, error) {
+	var plans []WindowPlan
+	if sc.WF.Schedule != "" {
+		res, err := r.Reconcile(ctx, Request{Objects: []Scheduled{sc}, Now: now, Due: true, DryRun: true})
+		if err != nil {
+			return nil, err
+		}
+		if err := res.Objects[0].Err; err != nil {
+			return nil, err
+		}
+		plans = res.Objects[0].Windows
+	}
+	events, _, _ := ledger.Read(sc.WF.Ledger)
+	var first, last string
+	for w := range LastRuns(events, sc.WF.Name) {
+		a, b, ok := strings.Cut(w, "/")
+		if !ok {
+			continue
+		}
+		if first == "" || a < first {
+			first = a
+		}
+		if b > last {
+			last = b
+		}
+	}
+	if first != "" && sc.WF.Size() != "" {
+		res, err := r.Reconcile(ctx, Request{Objects: []Scheduled{sc}, From: first, To: last, Now: now, DryRun: true})
+		if err == nil && res.Objects[0].Err == nil {
+			plans = MergePlans(plans, res.Objects[0].Windows)
+		}
+	}
+	return plans, nil
+}
+
+func (r *Reconciler) objectStatus(ctx context.Context, sc Scheduled, now time.Time) ObjectStatus {
+	wf := sc.WF
+	os := ObjectStatus{Name: wf.Name, File: sc.Path, Kind: v1.KindWorkflow, Schedule: wf.Schedule, Timezone: wf.Window.Location.String(),
+		Summary: map[string]int{}, Tasks: []TaskRow{}, Windows: WindowAxis{Steps: [][2]int64{}}}
+	if len(wf.Tasks) == 1 && wf.Pipelines[wf.Tasks[0].ID] != nil && wf.File == wf.Pipelines[wf.Tasks[0].ID].Path {
+		os.Kind = v1.KindPipeline
+	}
+	plans, err := r.gridPlans(ctx, sc, now)
+	if err != nil {
+		os.Error = err.Error()
+		return os
+	}
+	if wf.Schedule != "" {
+		if st, err := StatusOf(ctx, sc, now, 1000); err == nil {
+			if !st.NextFire.IsZero() {
+				os.NextFire = st.NextFire.UTC().Format(time.RFC3339)
+			}
+			for _, m := range st.Missed {
+				os.Missed = append(os.Missed, m.Start+"/"+m.End)
+			}
+			if n := len(st.Missed); n > 0 && wf.Size() != "" {
+				os.Backfill = fmt.Sprintf("ldp backfill %s --from %s --to %s", sc.Path, st.Missed[0].Start, st.Missed[n-1].End)
+			}
+		}
+	}
+	os.Windows = axisOf(plans, wf)
+	order := wf.RunOrder(v1.LogicalWindow{})
+	for _, t := range order {
+		cells := make([]reconcile.CellState, len(plans))
+		for i, p := range plans {
+			cells[i] = reconcile.Cell(p, t.ID, now)
+		}
+		os.Tasks = append(os.Tasks, TaskRow{ID: t.ID, Kind: t.Kind(), Cells: reconcile.RunLength(cells)})
+	}
+	for _, p := range plans {
+		os.Summary[string(windowCell(p, order, now))]++
+	}
+	return os
+}
+
+// windowCell is a whole window's state for the summary bar: the worst of its tasks' cells.
+func windowCell(p WindowPlan, tasks []OrderedTask, now time.Time) reconcile.CellState {
+	rank := []reconcile.CellState{reconcile.CellFailed, reconcile.CellRetrying, reconcile.CellBlocked, reconcile.CellUpstreamFailed,
+		reconcile.CellUnfinished, reconcile.CellMissing, reconcile.CellSkipped, reconcile.CellPublished}
+	worst := len(rank) - 1
+	for _, t := range tasks {
+		if i := slices.Index(rank, reconcile.Cell(p, t.ID, now)); i >= 0 && i < worst {
+			worst = i
+		}
+	}
+	return rank[worst]
+}
+
+// axisOf encodes the plans' window starts by step, and marks the odd days.
+func axisOf(plans []WindowPlan, wf *Object) WindowAxis {
+	ax := WindowAxis{Count: len(plans), Steps: [][2]int64{}}
+	for i, p := range plans {
+		if i == 0 {
+			ax.First = p.Window.Start.UTC().Format(time.RFC3339)
+		} else {
+			step := int64(p.Window.Start.Sub(plans[i-1].Window.Start).Seconds())
+			if n := len(ax.Steps); n > 0 && ax.Steps[n-1][0] == step {
+				ax.Steps[n-1][1]++
+			} else {
+				ax.Steps = append(ax.Steps, [2]int64{step, 1})
+			}
+		}
+		if h := p.Window.End.Sub(p.Window.Start).Hours(); wf.Size() == "day" && h != 24 {
+			ax.Odd = append(ax.Odd, OddDay{Index: i, Hours: int(h)})
+		}
+	}
+	return ax
+}
+
+// MergePlans is the union of two plans' windows, in window order.
+func MergePlans(a, b []WindowPlan) []WindowPlan {
+	seen := map[string]bool{}
+	var out []WindowPlan
+	for _, p := range append(slices.Clone(a), b...) {
+		if k := p.Start + "/" + p.End; !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y WindowPlan) int { return x.Window.Start.Compare(y.Window.Start) })
+	return out
+}
+
+// CellDetail is what the page shows of one cell: the keys and runs behind it, its checks,
+// the last lines of its run in the ledger, and the command that runs it again.
+type CellDetail struct {
+	Object   string              `json:"object"`
+	File     string              `json:"file"`
+	Task     string              `json:"task"`
+	Window   string              `json:"window"`
+	State    reconcile.CellState `json:"state"`
+	Key      string              `json:"idempotency_key,omitempty"`
+	RunID    string              `json:"run_id,omitempty"`
+	Attempt  int                 `json:"attempt,omitempty"`
+	Snapshot int64               `json:"snapshot_id,string,omitempty"`
+	RowsRead int64               `json:"rows_read,omitempty"`
+	RowsKept int64               `json:"rows_kept,omitempty"`
+	Checks   []CheckResult       `json:"checks,omitempty"`
+	Error    string              `json:"error,omitempty"`
+	RetryAt  string              `json:"retry_at,omitempty"`
+	Ledger   []string            `json:"ledger,omitempty"`
+	Command  string              `json:"command"`
+}
+
+// CheckResult is one quality check of a cell's run.
+type CheckResult struct {
+	Name    string `json:"name"`
+	Passed  bool   `json:"passed"`
+	Failing int64  `json:"failing_rows"`
+}
+
+// Cell details the cell of task in the window starting at start of the object in file.
+func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now time.Time) (*CellDetail, error) {
+	found, _, err := Discover([]string{file}, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) != 1 || len(found[0].Problems) > 0 {
+		return nil, fmt.Errorf("%s is not a valid spec: ldp validate %s says why", file, file)
+	}
+	sc := found[0]
+	plans, err := r.gridPlans(ctx, sc, now)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(plans, func(p WindowPlan) bool { return p.Start == start })
+	if i < 0 {
+		return nil, fmt.Errorf("%s has no window starting at %s", file, start)
+	}
+	p := plans[i]
+	d := &CellDetail{Object: sc.WF.Name, File: sc.Path, Task: task, Window: p.Start + "/" + p.End, State: reconcile.Cell(p, task, now)}
+	for _, t := range sc.WF.RunOrder(p.Window) {
+		if t.ID == task {
+			d.Key = t.Key
+		}
+	}
+	d.Command = fmt.Sprintf("ldp backfill %s --from %s --to %s", sc.Path, p.Start, p.End)
+	if d.State == reconcile.CellPublished {
+		d.Command += " --replace"
+	}
+	lr := p.LastRun
+	if lr == nil {
+		return d, nil
+	}
+	d.RunID, d.Attempt = lr.RunID, lr.Attempt
+	if !lr.RetryAt.IsZero() {
+		d.RetryAt = lr.RetryAt.UTC().Format(time.RFC3339)
+	}
+	events, _, _ := ledger.Read(sc.WF.Ledger)
+	for _, e := range events {
+		if e.RunID != lr.RunID && e.RunID != lr.RunID+"/"+task {
+			continue
+		}
+		if e.RunID == lr.RunID+"/"+task {
+			d.cellEvent(e)
+		}
+		if e.RunID == lr.RunID && e.Payload["task"] == task && e.Payload["error"] != nil && d.Error == "" {
+			d.Error = fmt.Sprint(e.Payload["error"])
+		}
+		b, _ := json.Marshal(e.Payload)
+		d.Ledger = append(d.Ledger, fmt.Sprintf("%s  %s  attempt %d  %s  %s", e.TS.UTC().Format(time.RFC3339), e.RunID, e.Attempt, e.Type, b))
+	}
+	if n := len(d.Ledger); n > 10 {
+		d.Ledger = d.Ledger[n-10:]
+	}
+	return d, nil
+}
+
+// cellEvent takes what a cell shows from one event of its task's run.
+func (d *CellDetail) cellEvent(e ledger.Event) {
+	num := func(k string) int64 {
+		if n, ok := e.Payload[k].(json.Number); ok {
+			v, _ := n.Int64()
+			return v
+		}
+		return 0
+	}
+	switch e.Type {
+	case ledger.RunFinished:
+		d.RowsRead, d.RowsKept = num("rows_read"), num("rows_kept")
+		if s := num("snapshot_id"); s != 0 {
+			d.Snapshot = s
+		}
+		if msg, ok := e.Payload["error"].(string); ok && msg != "" {
+			d.Error = msg
+		}
+	}
+	if checks, ok := e.Payload["checks"].([]any); ok {
+		d.Checks = nil
+		for _, c := range checks {
+			m, _ := c.(map[string]any)
+			name, _ := m["name"].(string)
+			passed, _ := m["passed"].(bool)
+			var failing int64
+			if n, ok := m["failing_rows"].(json.Number); ok {
+				failing, _ = n.Int64()
+			}
+			d.Checks = append(d.Checks, CheckResult{Name: name, Passed: passed, Failing: failing})
+		}
+	}
+}
