@@ -417,7 +417,6 @@ func (r *Reconciler) backfillPlans(ctx context.Context, planner *controllers.Rec
 	return res.Objects[0].Windows, res.Objects[0].Err
 }
 
-
 // discard is a Runner log that keeps nothing: planning logs nothing worth keeping.
 type discard struct{}
 
