@@ -154,6 +154,8 @@ type Result struct {
 	Attempt  int          `json:"attempt"`
 	Status   v1.Outcome   `json:"status"`
 	Tasks    []TaskResult `json:"tasks"`
+	// DurationS is how long the run took, in seconds.
+	DurationS float64 `json:"duration_s"`
 }
 
 // outcomes are the outcomes of the result's tasks, in run order.
@@ -209,6 +211,8 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 		o.Attempt = 1
 	}
 	res := &Result{Workflow: wf.Name, Window: w.String(), RunID: o.RunID, Attempt: o.Attempt}
+	started := time.Now()
+	defer func() { res.DurationS = time.Since(started).Seconds() }()
 	rec := ledger.NewRecorder(o.RunID, o.Attempt, []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: wf.Ledger}}}, r.warn)
 	defer rec.Close()
 	var ids []string

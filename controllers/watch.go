@@ -3,23 +3,16 @@ package controllers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
-	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/flock"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
@@ -35,8 +28,8 @@ type Watcher struct {
 	MaxWindows int
 	Log        *slog.Logger
 	Now        func() time.Time
-	// MetricsAddr serves /healthz and Prometheus /metrics when set (127.0.0.1:PORT).
-	MetricsAddr string
+	// Metrics, when set, counts the runs (the caller serves them).
+	Metrics *Metrics
 
 	known map[string]Scheduled
 	// requeueAt is when the last reconcile asked to come back: a window's retry or the next
@@ -44,16 +37,9 @@ type Watcher struct {
 	requeueAt time.Time
 	// passedOver are the files already said to be too large to read as specs.
 	passedOver map[string]bool
-	metrics    watchMetrics
 	stop       atomic.Bool
 }
 
-type watchMetrics struct {
-	mu          sync.Mutex
-	reconciles  int64
-	windows     map[WindowOutcome]int64
-	lastSuccess map[string]time.Time
-}
 
 // Run watches until ctx is done (SIGINT or SIGTERM): then the running task finishes, nothing
 // new starts, the lock is released, and Run returns nil.
@@ -66,13 +52,6 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer fw.Close()
 	if err := w.addTree(fw, w.Dir); err != nil {
 		return err
-	}
-	if w.MetricsAddr != "" {
-		srv, err := w.serveMetrics()
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
 	}
 	w.Log.Info("watching", "dir", w.Dir, "resync", w.Resync.String())
 	// Work runs on a context that a signal does not cancel, so a running task finishes.
@@ -134,8 +113,6 @@ func (w *Watcher) setup() {
 		w.Log = slog.Default()
 	}
 	w.known = map[string]Scheduled{}
-	w.metrics.windows = map[WindowOutcome]int64{}
-	w.metrics.lastSuccess = map[string]time.Time{}
 	w.Runner.Stopping = w.stop.Load
 	// A window waiting for its retry comes back as the requeue, not as a sleep that would hold
 	// every other object and window.
@@ -241,47 +218,13 @@ func (w *Watcher) reconcile(ctx context.Context, why string) {
 }
 
 func (w *Watcher) record(res *TickResult) {
-	m := &w.metrics
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reconciles++
+	if w.Metrics == nil {
+		return
+	}
+	w.Metrics.Reconciled()
 	for _, f := range res.Files {
 		for _, r := range f.Ran {
-			m.windows[outcomeOf(r)]++
-			if r.Status == v1.Succeeded {
-				m.lastSuccess[r.Workflow] = w.Now()
-			}
+			w.Metrics.Ran(r, w.Now())
 		}
 	}
-}
-
-func (w *Watcher) serveMetrics() (*http.Server, error) {
-	ln, err := net.Listen("tcp", w.MetricsAddr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %w", w.MetricsAddr, err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
-	mux.HandleFunc("/metrics", func(rw http.ResponseWriter, _ *http.Request) {
-		m := &w.metrics
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		rw.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintln(rw, "# HELP ldp_reconciles_total Reconciles of the watched folder.")
-		fmt.Fprintln(rw, "# TYPE ldp_reconciles_total counter")
-		fmt.Fprintf(rw, "ldp_reconciles_total %d\n", m.reconciles)
-		fmt.Fprintln(rw, "# HELP ldp_windows_total Windows run, by outcome.")
-		fmt.Fprintln(rw, "# TYPE ldp_windows_total counter")
-		for _, k := range slices.Sorted(maps.Keys(m.windows)) {
-			fmt.Fprintf(rw, "ldp_windows_total{outcome=%q} %d\n", k, m.windows[k])
-		}
-		fmt.Fprintln(rw, "# HELP ldp_last_success_timestamp_seconds When each object last ran a window successfully.")
-		fmt.Fprintln(rw, "# TYPE ldp_last_success_timestamp_seconds gauge")
-		for _, k := range slices.Sorted(maps.Keys(m.lastSuccess)) {
-			fmt.Fprintf(rw, "ldp_last_success_timestamp_seconds{object=%q} %d\n", k, m.lastSuccess[k].Unix())
-		}
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	return srv, nil
 }

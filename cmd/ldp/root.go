@@ -66,6 +66,7 @@ Declare Pipelines and Workflows in spec files, then:
 		newWatchCmd(s),
 		newInitCmd(s),
 		newStatusCmd(s),
+		newUICmd(s),
 		newControllerCmd(s),
 		newExportCmd(s),
 		newDemoCmd(s),

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/web"
 	"github.com/ldp-dev/ldp/internal/redact"
 )
 
@@ -16,7 +17,7 @@ type watchOptions struct {
 	args             []string
 	resync, debounce time.Duration
 	leases           leaseFlags
-	format, metrics  string
+	format, httpAddr string
 	maxWindows       int
 }
 
@@ -37,7 +38,18 @@ func (o *watchOptions) Run(ctx context.Context, s *streams) error {
 	r := runnerFor(s)
 	r.Leases = o.leases.options()
 	w := &controllers.Watcher{Dir: o.args[0], Runner: r, Resync: o.resync, Debounce: o.debounce,
-		MaxWindows: o.maxWindows, Log: slog.New(h), Now: now, MetricsAddr: o.metrics}
+		MaxWindows: o.maxWindows, Log: slog.New(h), Now: now}
+	if o.httpAddr != "" {
+		// The status page, its API, /metrics and /healthz beside the controller.
+		w.Metrics = controllers.NewMetrics()
+		ln, err := web.Listen(o.httpAddr)
+		if err != nil {
+			return err
+		}
+		srv := &web.Server{Paths: []string{o.args[0]}, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Metrics: w.Metrics, Now: now}
+		w.Log.Info("serving the status page", "url", "http://"+ln.Addr().String()+"/")
+		go web.Serve(ctx, ln, srv.Handler())
+	}
 	return w.Run(ctx)
 }
 
@@ -58,7 +70,7 @@ being scheduled; nothing already published is touched.
 SIGINT or SIGTERM: the running task finishes, nothing new starts, the lock is released, and
 ldp exits 0.`,
 		Example: `  ldp watch config/
-  ldp watch config/ --log-format json --metrics-addr 127.0.0.1:9464`,
+  ldp watch config/ --log-format json --http 127.0.0.1:9464   # the page, /metrics, /healthz`,
 		Args: exactArgs(1, "name the folder to watch, for example: ldp watch config/"),
 		RunE: runVerb(o, s),
 	}
@@ -66,7 +78,8 @@ ldp exits 0.`,
 	cmd.Flags().DurationVar(&o.resync, "resync", time.Minute, "reconcile at least this often")
 	cmd.Flags().DurationVar(&o.debounce, "debounce", 300*time.Millisecond, "wait this long after a change before reconciling")
 	cmd.Flags().StringVar(&o.format, "log-format", "text", "log lines as text or json")
-	cmd.Flags().StringVar(&o.metrics, "metrics-addr", "", "serve /healthz and Prometheus /metrics on this address (127.0.0.1:PORT)")
+	cmd.Flags().StringVar(&o.httpAddr, "http", "", "serve the status page, its API, Prometheus /metrics and /healthz on this address (127.0.0.1:PORT)")
+	cmd.Flags().StringVar(&o.httpAddr, "metrics-addr", "", "the same as --http")
 	cmd.Flags().IntVar(&o.maxWindows, "max-windows", 1000, "run at most this many windows per file per reconcile")
 	return cmd
 }

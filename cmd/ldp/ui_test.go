@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// statusFolder is a daily workflow over ldp init's orders, backfilled over 1-15 August with a
+// negative amount on 7 August: 13 windows published, 7 August blocked by the range check and
+// its maintenance task upstream_failed, and yesterday's window (the schedule's) missing.
+func statusFolder(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	ldpOK(t, "init", "--now", "2026-08-15T12:00:00Z", dir)
+	data := filepath.Join(dir, "data", "orders.csv")
+	b, _ := os.ReadFile(data)
+	bad := regexp.MustCompile(`(?m)^(33,2026-08-07 [0-9:]+),[0-9.]+$`).ReplaceAll(b, []byte("$1,-4.00"))
+	os.WriteFile(data, bad, 0o644)
+	// The config runs as the workflow's task only: without its own schedule it is no object.
+	spec := filepath.Join(dir, "orders.json")
+	sb, _ := os.ReadFile(spec)
+	os.WriteFile(spec, []byte(strings.Replace(string(sb), `"schedule": "5 2 * * *",`, "", 1)), 0o644)
+	os.WriteFile(filepath.Join(dir, "workflow.json"), []byte(`{"apiVersion": "ldp/v1", "kind": "Workflow", "identifier": "shop_daily",
+  "metadata": {"schedule": "5 2 * * *", "window": {"size": "day", "timezone": "Europe/Paris"}},
+  "tasks": [{"id": "orders", "pipeline": "orders.json"},
+            {"id": "tidy", "depends_on": ["orders"], "maintain": {"config": "orders.json", "expire": 30}}]}`), 0o644)
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"backfill", filepath.Join(dir, "workflow.json"), "--from", "2026-08-01", "--to", "2026-08-15"}, &streams{Out: &out, Err: &out, Getenv: os.Getenv}); code != 3 {
+		t.Fatalf("backfill exited %d, want 3 (one window held back):\n%s", code, out.String())
+	}
+	return dir
+}
+
+func ldpOK(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, &streams{Out: &out, Err: &errb, Getenv: os.Getenv}); code != 0 {
+		t.Fatalf("ldp %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// serveUI starts ldp ui on the folder as a process and returns its base URL.
+func serveUI(t *testing.T, dir string) string {
+	t.Helper()
+	addr := freePort(t)
+	cmd := exec.Command(ldpCommand(t), "ui", dir, "--addr", addr)
+	log := startServer(t, cmd)
+	base := "http://" + addr
+	waitFor(t, "ldp ui to answer", 30*time.Second, func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == 200
+	}, log)
+	return base
+}
+
+// TestStatusAPIAndMetrics: /api/status is ldp status -o json; each row's cells follow the
+// ledger and the keys; the ETag makes an unchanged poll a 304; /metrics parses and counts the
+// folder's windows by state.
+func TestStatusAPIAndMetrics(t *testing.T) {
+	dir := statusFolder(t)
+	base := serveUI(t, dir)
+	resp, err := http.Get(base + "/api/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Objects []struct {
+			Name    string
+			Summary map[string]int
+			Windows struct{ Count int }
+			Tasks   []struct {
+				ID    string
+				Cells []struct {
+					S string
+					N int
+				}
+			}
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&rep)
+	resp.Body.Close()
+	etag := resp.Header.Get("ETag")
+	if len(rep.Objects) != 1 || rep.Objects[0].Windows.Count != 15 {
+		t.Fatalf("status: %+v", rep)
+	}
+	rows := map[string]string{}
+	for _, tr := range rep.Objects[0].Tasks {
+		var runs []string
+		for _, c := range tr.Cells {
+			runs = append(runs, c.S+"*"+itoa(c.N))
+		}
+		rows[tr.ID] = strings.Join(runs, " ")
+	}
+	if rows["orders"] != "published*6 blocked*1 published*7 missing*1" || rows["tidy"] != "published*6 upstream_failed*1 published*7 missing*1" {
+		t.Errorf("rows: %v", rows)
+	}
+	if s := rep.Objects[0].Summary; s["published"] != 13 || s["blocked"] != 1 || s["missing"] != 1 {
+		t.Errorf("summary %v", s)
+	}
+	// The same report as ldp status -o json prints.
+	var cli struct{ Objects []struct{ Summary map[string]int } }
+	json.Unmarshal([]byte(ldpOK(t, "status", dir, "-o", "json")), &cli)
+	if len(cli.Objects) != 1 || cli.Objects[0].Summary["blocked"] != 1 {
+		t.Errorf("ldp status -o json: %+v", cli)
+	}
+	req, _ := http.NewRequest("GET", base+"/api/status", nil)
+	req.Header.Set("If-None-Match", etag)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNotModified {
+		t.Errorf("an unchanged poll: %v %v, want 304", resp.Status, err)
+	}
+	// The blocked cell's detail names the failing check and the command that runs it again.
+	resp, err = http.Get(base + "/api/cell?file=" + filepath.Join(dir, "workflow.json") + "&start=2026-08-06T22:00:00Z&task=orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cell struct {
+		State, Command string
+		Checks         []struct {
+			Name   string
+			Passed bool
+		}
+		Ledger []string
+	}
+	json.NewDecoder(resp.Body).Decode(&cell)
+	resp.Body.Close()
+	if cell.State != "blocked" || len(cell.Checks) != 3 || cell.Checks[2].Name != "range(amount)" || cell.Checks[2].Passed || len(cell.Ledger) == 0 ||
+		cell.Command != "ldp backfill "+filepath.Join(dir, "workflow.json")+" --from 2026-08-06T22:00:00Z --to 2026-08-07T22:00:00Z" {
+		t.Errorf("blocked cell: %+v", cell)
+	}
+	// /metrics, parsed as Prometheus parses it.
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	got := map[string]float64{}
+	for _, m := range families["ldp_windows"].GetMetric() {
+		labels := model.LabelSet{}
+		for _, l := range m.GetLabel() {
+			labels[model.LabelName(l.GetName())] = model.LabelValue(l.GetValue())
+		}
+		got[string(labels["object"])+"/"+string(labels["state"])] = m.GetGauge().GetValue()
+	}
+	if got["shop_daily/published"] != 13 || got["shop_daily/blocked"] != 1 || got["shop_daily/missing"] != 1 {
+		t.Errorf("ldp_windows: %v", got)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// findChromium finds Debian's chromium (what .ci/run installs) or another Chrome.
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestStatusPageInABrowser loads the page ldp ui serves in headless Chromium, reads the grid
+// from the DOM, opens the blocked cell, filters by state, and saves a screenshot.
+func TestStatusPageInABrowser(t *testing.T) {
+	chrome := findChromium()
+	needProgram(t, chrome != "", "chromium", "apt-get install chromium")
+	dir := statusFolder(t)
+	base := serveUI(t, dir)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`.row[data-task="orders"] .seg.blocked`))); err != nil {
+		t.Fatalf("load the page: %v", err)
+	}
+	grid, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.row')].map(r => r.dataset.task + ': ' + [...r.querySelectorAll('.seg')].map(s => s.dataset.state + '*' + s.style.flexGrow + s.textContent).join(' '))`))
+	if err != nil {
+		t.Fatalf("read the grid: %v", err)
+	}
+	want := []string{"orders: published*6✓ blocked*1! published*7✓ missing*1·", "tidy: published*6✓ upstream_failed*1↑ published*7✓ missing*1·"}
+	if strings.Join(grid, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the grid:\n%s\nwant:\n%s", strings.Join(grid, "\n"), strings.Join(want, "\n"))
+	}
+	grid0, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := os.Getenv("LDP_SCREENSHOT_DIR"); d != "" {
+		os.WriteFile(filepath.Join(d, "grid.png"), grid0, 0o644)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.row[data-task="orders"] .seg.blocked`)), chromedp.WaitVisible(chromedp.CSS(`#detail .command`))); err != nil {
+		t.Fatalf("open the blocked cell: %v", err)
+	}
+	detail, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#detail-body`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"blocked", "range(amount)", "FAILED", "ldp backfill " + filepath.Join(dir, "workflow.json") + " --from 2026-08-06T22:00:00Z --to 2026-08-07T22:00:00Z"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the blocked cell's detail lacks %q:\n%s", want, detail)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "status.png")
+	os.WriteFile(path, shot, 0o644)
+	if d := os.Getenv("LDP_SCREENSHOT_DIR"); d != "" {
+		os.WriteFile(filepath.Join(d, "status.png"), shot, 0o644)
+	}
+	t.Logf("screenshot: %s", path)
+	// A filter filters: only the rows with a blocked cell remain.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("close")), chromedp.SetValue(chromedp.ID("f-state"), "blocked")); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.getElementById('f-state').dispatchEvent(new Event('input')); document.querySelectorAll('.row').length`))
+	if err != nil || rows != 1 {
+		t.Errorf("filtered to blocked: %d rows (%v), want 1", rows, err)
+	}
+}

@@ -1,0 +1,169 @@
+// The status page: it draws /api/status, polls it with its ETag, and asks /api/cell for a
+// cell's detail. No build step and nothing from the network but this server.
+"use strict";
+const SYMBOL = { published: "✓", missing: "·", unfinished: "…", blocked: "!", failed: "✗", retrying: "↻", upstream_failed: "↑", skipped: "–" };
+const STATES = Object.keys(SYMBOL);
+let report = null, etag = "";
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
+  }
+  for (const k of kids) e.append(k);
+  return e;
+};
+
+// starts expands an axis (the first start, then [step seconds, count] runs) into epoch ms.
+function starts(ax) {
+  if (!ax.count) return [];
+  const out = [Date.parse(ax.first)];
+  for (const [step, n] of ax.steps) for (let i = 0; i < n; i++) out.push(out[out.length - 1] + step * 1000);
+  return out;
+}
+
+function fmt(ms, zone) {
+  return new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false }).format(new Date(ms));
+}
+
+// slice cuts a row's runs to the windows [lo, hi).
+function slice(runs, lo, hi) {
+  const out = []; let i = 0;
+  for (const r of runs) {
+    const a = Math.max(i, lo), b = Math.min(i + r.n, hi);
+    if (b > a) out.push({ s: r.s, n: b - a, at: a });
+    i += r.n;
+  }
+  return out;
+}
+
+function filters() {
+  const from = $("f-from").value ? Date.parse($("f-from").value) : -Infinity;
+  const to = $("f-to").value ? Date.parse($("f-to").value) : Infinity;
+  return { state: $("f-state").value, object: $("f-object").value.trim().toLowerCase(), from, to };
+}
+
+function render() {
+  if (!report) return;
+  const f = filters();
+  const inv = $("invalid");
+  inv.replaceChildren();
+  inv.hidden = report.invalid.length === 0;
+  for (const bad of report.invalid) {
+    inv.append(el("p", { text: bad.file + " is not valid:" }), el("pre", { text: bad.problems.join("\n") }));
+  }
+  const box = $("objects");
+  box.replaceChildren();
+  const legend = el("div", { class: "legend", "aria-label": "Legend" });
+  for (const s of STATES) legend.append(el("span", { class: s, "data-symbol": SYMBOL[s], style: `--c: var(--${s})`, text: s }));
+  box.append(legend);
+  let shown = 0;
+  for (const ob of report.objects) {
+    if (f.object && !(ob.name.toLowerCase().includes(f.object) || ob.file.toLowerCase().includes(f.object))) continue;
+    const ws = starts(ob.windows);
+    let lo = 0, hi = ws.length;
+    while (lo < hi && ws[lo] < f.from) lo++;
+    while (hi > lo && ws[hi - 1] >= f.to) hi--;
+    const rows = ob.tasks.map((t) => ({ t, runs: slice(t.cells, lo, hi) }))
+      .filter((r) => !f.state || r.runs.some((x) => x.s === f.state));
+    if (f.state && rows.length === 0) continue;
+    shown++;
+    box.append(objectView(ob, ws, lo, hi, rows, f.state));
+  }
+  if (shown === 0) box.append(el("p", { text: report.objects.length ? "No object matches the filters." : "No workflow or scheduled dataset config here." }));
+  $("updated").textContent = "Updated " + new Date(report.generated).toLocaleTimeString();
+}
+
+function objectView(ob, ws, lo, hi, rows, state) {
+  const sec = el("section", { class: "object", "data-object": ob.name });
+  sec.append(el("h2", { text: `${ob.name} (${ob.kind})` }));
+  const meta = el("p", { class: "meta" });
+  meta.append(`${ob.file} · ${ob.schedule ? "schedule " + ob.schedule : "no schedule"} · ${ob.timezone} · ${hi - lo} of ${ob.windows.count} windows`);
+  if (ob.next_fire) meta.append(` · next fire ${fmt(Date.parse(ob.next_fire), ob.timezone)} ${ob.timezone} (${ob.next_fire})`);
+  sec.append(meta);
+  if (ob.error) sec.append(el("p", { class: "meta", text: "error: " + ob.error }));
+  if (ob.missed && ob.missed.length) {
+    const m = el("p", { class: "meta" });
+    m.append(`${ob.missed.length} missed windows (catch-up is off): `, el("code", { text: ob.backfill || "" }));
+    sec.append(m);
+  }
+  // The summary bar: proportions of the windows by state, each labelled.
+  const total = Object.values(ob.summary).reduce((a, b) => a + b, 0);
+  const bar = el("div", { class: "summary", role: "img", "aria-label": "Windows by state: " + Object.entries(ob.summary).map(([k, v]) => `${v} ${k}`).join(", ") });
+  for (const s of STATES) {
+    const n = ob.summary[s] || 0;
+    if (!n) continue;
+    bar.append(el("span", { class: s, style: `flex: ${n}; background: var(--${s})`, title: `${n} ${s} (${Math.round(100 * n / total)}%)` }));
+  }
+  sec.append(bar);
+  if (hi > lo) {
+    const axis = el("div", { class: "axis" });
+    axis.append(el("span", { text: fmt(ws[lo], ob.timezone) }), el("span", { class: "end", text: fmt(ws[hi - 1], ob.timezone) }));
+    for (const odd of ob.windows.odd_days || []) {
+      if (odd.index < lo || odd.index >= hi) continue;
+      axis.append(el("span", { class: "odd", style: `left: ${100 * (odd.index - lo) / (hi - lo)}%`, title: `${odd.hours}-hour day: ${fmt(ws[odd.index], ob.timezone)}` }));
+    }
+    sec.append(axis);
+  }
+  for (const { t, runs } of rows) {
+    const row = el("div", { class: "row", "data-task": t.id });
+    row.append(el("span", { class: "task", text: t.id, title: `${t.id} (${t.kind})` }));
+    const b = el("div", { class: "bar" });
+    for (const r of runs) {
+      const first = fmt(ws[r.at], ob.timezone), last = fmt(ws[r.at + r.n - 1], ob.timezone);
+      const label = r.n === 1 ? `${t.id} ${first}: ${r.s}` : `${t.id} ${first} to ${last}: ${r.n} windows ${r.s}`;
+      const seg = el("button", { type: "button", class: "seg " + r.s, "data-state": r.s, "data-start": new Date(ws[r.at]).toISOString().replace(".000Z", "Z"),
+        style: `flex: ${r.n}; background: var(--${r.s})${state && r.s !== state ? "; opacity: .25" : ""}`, title: label, "aria-label": label });
+      seg.textContent = SYMBOL[r.s];
+      seg.addEventListener("click", (ev) => {
+        // A run of several windows: the one under the pointer (or the first, from the keyboard).
+        const rect = seg.getBoundingClientRect();
+        const k = ev.clientX ? Math.min(r.n - 1, Math.floor((ev.clientX - rect.left) / rect.width * r.n)) : 0;
+        showCell(ob, t.id, new Date(ws[r.at + k]).toISOString().replace(".000Z", "Z"));
+      });
+      b.append(seg);
+    }
+    row.append(b);
+    sec.append(row);
+  }
+  return sec;
+}
+
+async function showCell(ob, task, start) {
+  const q = new URLSearchParams({ file: ob.file, start, task });
+  const resp = await fetch("api/cell?" + q);
+  const body = $("detail-body");
+  body.replaceChildren();
+  if (!resp.ok) { body.append(el("p", { text: await resp.text() })); } else {
+    const d = await resp.json();
+    body.append(el("h2", { text: `${d.object} · ${d.task}` }), el("p", { text: `${d.window} (${ob.timezone}: ${fmt(Date.parse(start), ob.timezone)})` }));
+    const tbl = el("table", { class: "detail" });
+    const add = (k, v) => { if (v !== undefined && v !== "" && v !== 0) tbl.append(el("tr", {}, el("th", { text: k }), el("td", { text: String(v) }))); };
+    add("state", d.state); add("idempotency key", d.idempotency_key); add("run", d.run_id); add("attempt", d.attempt);
+    add("snapshot", d.snapshot_id); add("rows read", d.rows_read); add("rows kept", d.rows_kept); add("retry due", d.retry_at); add("error", d.error);
+    body.append(tbl);
+    if (d.checks && d.checks.length) {
+      const ct = el("table", { class: "checks" }, el("tr", {}, el("th", { text: "check" }), el("th", { text: "result" }), el("th", { text: "failing rows" })));
+      for (const c of d.checks) ct.append(el("tr", { "data-check": c.name }, el("td", { text: c.name }), el("td", { text: c.passed ? "passed" : "FAILED" }), el("td", { text: String(c.failing_rows) })));
+      body.append(el("h3", { text: "Checks" }), ct);
+    }
+    body.append(el("h3", { text: "Run it again" }), el("pre", { class: "command" }, el("code", { text: d.command })));
+    if (d.ledger && d.ledger.length) body.append(el("h3", { text: "The ledger" }), el("pre", { class: "ledger", text: d.ledger.join("\n") }));
+  }
+  $("detail").hidden = false;
+  $("detail").focus();
+}
+
+async function poll() {
+  try {
+    const resp = await fetch("api/status", { headers: etag ? { "If-None-Match": etag } : {} });
+    if (resp.status === 200) { etag = resp.headers.get("ETag") || ""; report = await resp.json(); render(); }
+  } catch (e) { $("updated").textContent = "The server is not answering: " + e; }
+  setTimeout(poll, 3000);
+}
+
+for (const id of ["f-state", "f-object", "f-from", "f-to"]) $(id).addEventListener("input", render);
+$("close").addEventListener("click", () => { $("detail").hidden = true; });
+document.addEventListener("keydown", (e) => { if (e.key === "Escape") $("detail").hidden = true; });
+poll();
