@@ -40,7 +40,6 @@ type Watcher struct {
 	stop       atomic.Bool
 }
 
-
 // Run watches until ctx is done (SIGINT or SIGTERM): then the running task finishes, nothing
 // new starts, the lock is released, and Run returns nil.
 func (w *Watcher) Run(ctx context.Context) error {

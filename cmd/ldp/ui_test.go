@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,10 +56,10 @@ func ldpOK(t *testing.T, args ...string) string {
 }
 
 // serveUI starts ldp ui on the folder as a process and returns its base URL.
-func serveUI(t *testing.T, dir string) string {
+func serveUI(t *testing.T, dirs ...string) string {
 	t.Helper()
 	addr := freePort(t)
-	cmd := exec.Command(ldpCommand(t), "ui", dir, "--addr", addr)
+	cmd := exec.Command(ldpCommand(t), append(append([]string{"ui"}, dirs...), "--addr", addr)...)
 	log := startServer(t, cmd)
 	base := "http://" + addr
 	waitFor(t, "ldp ui to answer", 30*time.Second, func() bool {
@@ -71,12 +72,49 @@ func serveUI(t *testing.T, dir string) string {
 	return base
 }
 
+// retryFolder holds two daily configs a watcher ran once: late failed (its file is not there)
+// and its retry is due hours later, since a watcher does not wait out a backoff; killed
+// published yesterday's window, and a run of the day before was killed mid-run (unfinished).
+func retryFolder(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	spec := func(id, path string) string {
+		return `{"identifier": "` + id + `", "metadata": {"schedule": "5 2 * * *", "window": {"size": "day"},
+		  "retries": {"max_attempts": 3, "delay_s": 36000, "backoff": 1},
+		  "source": {"format": "CSV", "path": "` + path + `"},
+		  "target": {"name": "` + id + `", "format": "ICEBERG", "catalog": {"identifier": "shop"}}}}`
+	}
+	os.WriteFile(filepath.Join(dir, "late.json"), []byte(spec("late", "drops/late_{window_start:%Y-%m-%d}.csv")), 0o644)
+	os.MkdirAll(filepath.Join(dir, "killed"), 0o755)
+	os.WriteFile(filepath.Join(dir, "killed", "rows.csv"), []byte("id,amount\n1,2\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "killed", "killed.json"), []byte(spec("killed", "rows.csv")), 0o644)
+	// The watcher tries late's window, finds no file (retriable) and leaves its retry for later.
+	l := &lakeDir{dir: dir, ldp: ldpCommand(t)}
+	w := l.cmd(nil, "watch", ".", "--resync", "1h")
+	logs := startServer(t, w)
+	waitFor(t, "the watcher to leave a retry for later", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, ".ldp", "events.jsonl"))
+		return strings.Contains(string(b), "retry_at")
+	}, logs)
+	w.Process.Signal(syscall.SIGTERM)
+	w.Wait()
+	// A run of killed's window before the one the watcher ran is killed between its extract
+	// and its checks.
+	before := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2)
+	win := before.Format(time.RFC3339) + "/" + before.AddDate(0, 0, 1).Format(time.RFC3339)
+	if code, _, errs := l.run(t, []string{"LDP_FAULT=extracted:kill"}, "workflow", "run", filepath.Join("killed", "killed.json"), "--window", win); code == 0 {
+		t.Fatalf("the killed run exited 0: %s", errs)
+	}
+	return dir
+}
+
 // TestStatusAPIAndMetrics: /api/status is ldp status -o json; each row's cells follow the
 // ledger and the keys; the ETag makes an unchanged poll a 304; /metrics parses and counts the
 // folder's windows by state.
 func TestStatusAPIAndMetrics(t *testing.T) {
 	dir := statusFolder(t)
-	base := serveUI(t, dir)
+	retry := retryFolder(t)
+	base := serveUI(t, dir, retry)
 	resp, err := http.Get(base + "/api/status")
 	if err != nil {
 		t.Fatal(err)
@@ -98,27 +136,39 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&rep)
 	resp.Body.Close()
 	etag := resp.Header.Get("ETag")
-	if len(rep.Objects) != 1 || rep.Objects[0].Windows.Count != 15 {
+	if len(rep.Objects) != 3 || rep.Objects[0].Windows.Count != 15 {
 		t.Fatalf("status: %+v", rep)
 	}
 	rows := map[string]string{}
-	for _, tr := range rep.Objects[0].Tasks {
-		var runs []string
-		for _, c := range tr.Cells {
-			runs = append(runs, c.S+"*"+itoa(c.N))
+	for _, ob := range rep.Objects {
+		for _, tr := range ob.Tasks {
+			var runs []string
+			for _, c := range tr.Cells {
+				runs = append(runs, c.S+"*"+strconv.Itoa(c.N))
+			}
+			rows[ob.Name+"/"+tr.ID] = strings.Join(runs, " ")
 		}
-		rows[tr.ID] = strings.Join(runs, " ")
 	}
-	if rows["orders"] != "published*6 blocked*1 published*7 missing*1" || rows["tidy"] != "published*6 upstream_failed*1 published*7 missing*1" {
-		t.Errorf("rows: %v", rows)
+	want := map[string]string{
+		"shop_daily/orders": "published*6 blocked*1 published*7 missing*1",
+		"shop_daily/tidy":   "published*6 upstream_failed*1 published*7 missing*1",
+		"late/late":         "retrying*1",
+		"killed/killed":     "unfinished*1 published*1",
+	}
+	for k, v := range want {
+		if rows[k] != v {
+			t.Errorf("row %s: %q, want %q", k, rows[k], v)
+		}
 	}
 	if s := rep.Objects[0].Summary; s["published"] != 13 || s["blocked"] != 1 || s["missing"] != 1 {
 		t.Errorf("summary %v", s)
 	}
 	// The same report as ldp status -o json prints.
-	var cli struct{ Objects []struct{ Summary map[string]int } }
-	json.Unmarshal([]byte(ldpOK(t, "status", dir, "-o", "json")), &cli)
-	if len(cli.Objects) != 1 || cli.Objects[0].Summary["blocked"] != 1 {
+	var cli struct {
+		Objects []struct{ Summary map[string]int }
+	}
+	json.Unmarshal([]byte(ldpOK(t, "status", dir, retry, "-o", "json")), &cli)
+	if len(cli.Objects) != 3 || cli.Objects[0].Summary["blocked"] != 1 {
 		t.Errorf("ldp status -o json: %+v", cli)
 	}
 	req, _ := http.NewRequest("GET", base+"/api/status", nil)
@@ -168,8 +218,6 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 		t.Errorf("ldp_windows: %v", got)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // findChromium finds Debian's chromium (what .ci/run installs) or another Chrome.
 func findChromium() string {

@@ -130,7 +130,8 @@ func TestWatchEndToEnd(t *testing.T) {
 		return string(body)
 	}
 	waitFor(t, "the metrics to count two published windows", 30*time.Second, func() bool {
-		return strings.Contains(metrics(), `ldp_windows_total{outcome="published"} 2`)
+		m := metrics()
+		return strings.Contains(m, `ldp_windows_total{object="orders",outcome="published"} 1`) && strings.Contains(m, `ldp_windows_total{object="orders_v2",outcome="published"} 1`)
 	}, logs)
 	if m := metrics(); !strings.Contains(m, "ldp_reconciles_total") || !strings.Contains(m, `ldp_last_success_timestamp_seconds{object="orders_v2"}`) {
 		t.Errorf("metrics:\n%s", m)
