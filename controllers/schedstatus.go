@@ -7,7 +7,6 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
-	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -25,10 +24,21 @@ type ScheduleStatus struct {
 	// not done and that no tick will run, because catch-up is off (at most maxWindows).
 	Due    []WindowPlan
 	Missed []WindowPlan
+	// Grid is the plan of every window of a fire since start (or the first window the ledger
+	// holds) to now, done or not, in order: the status page's columns.
+	Grid []WindowPlan
 }
 
 // StatusOf plans a scheduled object's due and missed windows at now, through reconcile.
 func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) (*ScheduleStatus, error) {
+	o := new(Observer)
+	defer o.Close()
+	return o.StatusOf(ctx, sc, now, maxWindows)
+}
+
+// StatusOf is the package's StatusOf through o, so the objects of a folder share its catalogs
+// and its ledger, read once.
+func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) (*ScheduleStatus, error) {
 	wf := sc.WF
 	st := &ScheduleStatus{Kind: v1.KindWorkflow, Size: wf.Size()}
 	if len(wf.Tasks) == 1 && wf.Pipelines[wf.Tasks[0].ID] != nil && wf.File == wf.Pipelines[wf.Tasks[0].ID].Path {
@@ -41,8 +51,11 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 	if next, err := cronx.Next(spec, now, wf.Window.Location); err == nil {
 		st.NextFire = next
 	}
-	events, _, _ := ledger.Read(wf.Ledger)
-	last := LastRuns(events, wf.Name)
+	obs, err := o.Observe(ctx, wf)
+	if err != nil {
+		return nil, err
+	}
+	last := obs.LastRuns
 	for w := range last {
 		if w > st.LastWindow {
 			st.LastWindow = w
@@ -55,12 +68,9 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 	if err != nil {
 		return nil, err
 	}
-	obs, err := Observe(ctx, wf)
-	if err != nil {
-		return nil, err
-	}
 	opts := reconcile.Options{Now: now}
-	for _, p := range reconcile.Plan(wf.Planning(), due, obs, opts) {
+	st.Grid = reconcile.Plan(wf.Planning(), due, obs, opts)
+	for _, p := range st.Grid {
 		if p.Action != v1.ActionSkip {
 			st.Due = append(st.Due, p)
 		}
@@ -91,7 +101,8 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 	for _, w := range due {
 		dueSet[w.String()] = true
 	}
-	for _, p := range reconcile.Plan(wf.Planning(), all, obs, opts) {
+	st.Grid = reconcile.Plan(wf.Planning(), all, obs, opts)
+	for _, p := range st.Grid {
 		if p.Action != v1.ActionSkip && !dueSet[p.Window.String()] && len(st.Missed) < maxWindows {
 			st.Missed = append(st.Missed, p)
 		}

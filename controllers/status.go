@@ -35,8 +35,8 @@ type ObjectStatus struct {
 	Kind     string `json:"kind"`
 	Schedule string `json:"schedule,omitempty"`
 	Timezone string `json:"timezone"`
-	// Windows are the grid's columns: the windows the ledger holds runs of, from the first to
-	// the last, and those due now. Starts is each window's start (RFC 3339, UTC) run-length
+	// Windows are the grid's columns: every window of a fire since the object's start, or
+	// since the first window its ledger holds, to now. Starts is each window's start (RFC 3339, UTC) run-length
 	// encoded by step: the first start, then [step in seconds, how many]; Hours marks the
 	// windows of a day that are not 24 hours long (daylight saving), by index.
 	Windows WindowAxis `json:"windows"`
@@ -77,6 +77,8 @@ func (r *Reconciler) Status(ctx context.Context, paths []string, now time.Time) 
 		return nil, err
 	}
 	rep := &StatusReport{Generated: now.UTC(), Objects: []ObjectStatus{}, Invalid: []InvalidFile{}}
+	obs := new(Observer)
+	defer obs.Close()
 	for _, sc := range found {
 		if len(sc.Problems) > 0 {
 			inv := InvalidFile{File: sc.Path}
@@ -86,24 +88,21 @@ func (r *Reconciler) Status(ctx context.Context, paths []string, now time.Time) 
 			rep.Invalid = append(rep.Invalid, inv)
 			continue
 		}
-		rep.Objects = append(rep.Objects, r.objectStatus(ctx, sc, now))
+		rep.Objects = append(rep.Objects, r.objectStatus(ctx, obs, sc, now))
 	}
 	return rep, nil
 }
 
-// gridPlans plans an object's columns: the range of windows its ledger holds runs of, and the
-// windows due now.
-func (r *Reconciler) gridPlans(ctx context.Context, sc Scheduled, now time.Time) ([]WindowPlan, error) {
-	var plans []WindowPlan
+// gridPlans plans an object's columns, with its schedule's status: every window of a fire
+// since its start or the first window its ledger holds, done or not (StatusOf's one
+// observation). An object with no schedule has the range of the windows its ledger holds.
+func (r *Reconciler) gridPlans(ctx context.Context, obs *Observer, sc Scheduled, now time.Time) ([]WindowPlan, *ScheduleStatus, error) {
 	if sc.WF.Schedule != "" {
-		res, err := r.Reconcile(ctx, Request{Objects: []Scheduled{sc}, Now: now, Due: true, DryRun: true})
+		st, err := obs.StatusOf(ctx, sc, now, 1000)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if err := res.Objects[0].Err; err != nil {
-			return nil, err
-		}
-		plans = res.Objects[0].Windows
+		return st.Grid, st, nil
 	}
 	events, _, _ := ledger.Read(sc.WF.Ledger)
 	var first, last string
@@ -119,38 +118,37 @@ func (r *Reconciler) gridPlans(ctx context.Context, sc Scheduled, now time.Time)
 			last = b
 		}
 	}
-	if first != "" && sc.WF.Size() != "" {
-		res, err := r.Reconcile(ctx, Request{Objects: []Scheduled{sc}, From: first, To: last, Now: now, DryRun: true})
-		if err == nil && res.Objects[0].Err == nil {
-			plans = MergePlans(plans, res.Objects[0].Windows)
-		}
+	if first == "" || sc.WF.Size() == "" {
+		return nil, nil, nil
 	}
-	return plans, nil
+	res, err := r.Reconcile(ctx, Request{Objects: []Scheduled{sc}, From: first, To: last, Now: now, DryRun: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.Objects[0].Windows, nil, res.Objects[0].Err
 }
 
-func (r *Reconciler) objectStatus(ctx context.Context, sc Scheduled, now time.Time) ObjectStatus {
+func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Scheduled, now time.Time) ObjectStatus {
 	wf := sc.WF
 	os := ObjectStatus{Name: wf.Name, File: sc.Path, Kind: v1.KindWorkflow, Schedule: wf.Schedule, Timezone: wf.Window.Location.String(),
 		Summary: map[string]int{}, Tasks: []TaskRow{}, Windows: WindowAxis{Steps: [][2]int64{}}}
 	if len(wf.Tasks) == 1 && wf.Pipelines[wf.Tasks[0].ID] != nil && wf.File == wf.Pipelines[wf.Tasks[0].ID].Path {
 		os.Kind = v1.KindPipeline
 	}
-	plans, err := r.gridPlans(ctx, sc, now)
+	plans, st, err := r.gridPlans(ctx, obs, sc, now)
 	if err != nil {
 		os.Error = err.Error()
 		return os
 	}
-	if wf.Schedule != "" {
-		if st, err := StatusOf(ctx, sc, now, 1000); err == nil {
-			if !st.NextFire.IsZero() {
-				os.NextFire = st.NextFire.UTC().Format(time.RFC3339)
-			}
-			for _, m := range st.Missed {
-				os.Missed = append(os.Missed, m.Start+"/"+m.End)
-			}
-			if n := len(st.Missed); n > 0 && wf.Size() != "" {
-				os.Backfill = fmt.Sprintf("ldp backfill %s --from %s --to %s", sc.Path, st.Missed[0].Start, st.Missed[n-1].End)
-			}
+	if st != nil {
+		if !st.NextFire.IsZero() {
+			os.NextFire = st.NextFire.UTC().Format(time.RFC3339)
+		}
+		for _, m := range st.Missed {
+			os.Missed = append(os.Missed, m.Start+"/"+m.End)
+		}
+		if n := len(st.Missed); n > 0 && wf.Size() != "" {
+			os.Backfill = fmt.Sprintf("ldp backfill %s --from %s --to %s", sc.Path, st.Missed[0].Start, st.Missed[n-1].End)
 		}
 	}
 	os.Windows = axisOf(plans, wf)
@@ -254,7 +252,9 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 		return nil, fmt.Errorf("%s is not a valid spec: ldp validate %s says why", file, file)
 	}
 	sc := found[0]
-	plans, err := r.gridPlans(ctx, sc, now)
+	obs := new(Observer)
+	defer obs.Close()
+	plans, _, err := r.gridPlans(ctx, obs, sc, now)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 type statusOptions struct {
 	paths []string
 	out   output
+	now   string
 }
 
 func (o *statusOptions) Validate(cmd *cobra.Command, args []string) error {
@@ -24,7 +25,11 @@ func (o *statusOptions) Validate(cmd *cobra.Command, args []string) error {
 }
 
 func (o *statusOptions) Run(ctx context.Context, s *streams) error {
-	rep, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Status(ctx, o.paths, now())
+	t, err := parseNow(o.now)
+	if err != nil {
+		return err
+	}
+	rep, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Status(ctx, o.paths, t)
 	if err != nil {
 		return err
 	}
@@ -80,7 +85,7 @@ func newStatusCmd(s *streams) *cobra.Command {
 		Use:   "status FILE|DIR...",
 		Short: "Show every object's windows by task and state: what the status page (ldp ui) shows",
 		Long: `For each workflow and scheduled dataset config, a row per task (in run order) and a column
-per window: those its ledger holds runs of, from the first to the last, and those due now.
+per window: every fire's since its start, or since the first window its ledger holds.
 Each cell is published, missing, unfinished, blocked (a data gate), failed, retrying (a retry
 is due), upstream_failed or skipped, as ldp diff's plan and the ledger say. -o json prints
 the report ldp ui's page is drawn from (/api/status): rows run-length encoded by state.
@@ -92,5 +97,6 @@ Exit status: 0, or 1 when a spec is not valid.`,
 		RunE: runVerb(o, s),
 	}
 	addOutput(cmd, &o.out, false)
+	cmd.Flags().StringVar(&o.now, "now", "", "report as if it were this time, ISO-8601 (default: now)")
 	return cmd
 }

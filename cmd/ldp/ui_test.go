@@ -22,7 +22,8 @@ import (
 
 // statusFolder is a daily workflow over ldp init's orders, backfilled over 1-15 August with a
 // negative amount on 7 August: 13 windows published, 7 August blocked by the range check and
-// its maintenance task upstream_failed, and yesterday's window (the schedule's) missing.
+// its maintenance task upstream_failed, and every day since (to the schedule's last fire)
+// missing.
 func statusFolder(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -53,6 +54,22 @@ func ldpOK(t *testing.T, args ...string) string {
 		t.Fatalf("ldp %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
 	}
 	return out.String()
+}
+
+// gridDays is how many columns statusFolder's workflow has: every Paris day from 1 August to
+// the window its daily 02:05 schedule last fired for.
+func gridDays(t *testing.T) int {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired := time.Now().In(paris).Add(-(2*time.Hour + 5*time.Minute))
+	end := time.Date(fired.Year(), fired.Month(), fired.Day(), 0, 0, 0, 0, paris)
+	n := 0
+	for d := time.Date(2026, 8, 1, 0, 0, 0, 0, paris); d.Before(end); d = d.AddDate(0, 0, 1) {
+		n++
+	}
+	return n
 }
 
 // serveUI starts ldp ui on the folder as a process and returns its base URL.
@@ -136,7 +153,9 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&rep)
 	resp.Body.Close()
 	etag := resp.Header.Get("ETag")
-	if len(rep.Objects) != 3 || rep.Objects[0].Windows.Count != 15 {
+	days := gridDays(t)
+	missing := strconv.Itoa(days - 14)
+	if len(rep.Objects) != 3 || rep.Objects[0].Windows.Count != days {
 		t.Fatalf("status: %+v", rep)
 	}
 	rows := map[string]string{}
@@ -150,8 +169,8 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"shop_daily/orders": "published*6 blocked*1 published*7 missing*1",
-		"shop_daily/tidy":   "published*6 upstream_failed*1 published*7 missing*1",
+		"shop_daily/orders": "published*6 blocked*1 published*7 missing*" + missing,
+		"shop_daily/tidy":   "published*6 upstream_failed*1 published*7 missing*" + missing,
 		"late/late":         "retrying*1",
 		"killed/killed":     "unfinished*1 published*1",
 	}
@@ -160,7 +179,7 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 			t.Errorf("row %s: %q, want %q", k, rows[k], v)
 		}
 	}
-	if s := rep.Objects[0].Summary; s["published"] != 13 || s["blocked"] != 1 || s["missing"] != 1 {
+	if s := rep.Objects[0].Summary; s["published"] != 13 || s["blocked"] != 1 || s["missing"] != days-14 {
 		t.Errorf("summary %v", s)
 	}
 	// The same report as ldp status -o json prints.
@@ -214,7 +233,7 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 		}
 		got[string(labels["object"])+"/"+string(labels["state"])] = m.GetGauge().GetValue()
 	}
-	if got["shop_daily/published"] != 13 || got["shop_daily/blocked"] != 1 || got["shop_daily/missing"] != 1 {
+	if got["shop_daily/published"] != 13 || got["shop_daily/blocked"] != 1 || got["shop_daily/missing"] != float64(days-14) {
 		t.Errorf("ldp_windows: %v", got)
 	}
 }
@@ -250,7 +269,8 @@ func TestStatusPageInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read the grid: %v", err)
 	}
-	want := []string{"orders: published*6✓ blocked*1! published*7✓ missing*1·", "tidy: published*6✓ upstream_failed*1↑ published*7✓ missing*1·"}
+	missing := strconv.Itoa(gridDays(t) - 14)
+	want := []string{"orders: published*6✓ blocked*1! published*7✓ missing*" + missing + "·", "tidy: published*6✓ upstream_failed*1↑ published*7✓ missing*" + missing + "·"}
 	if strings.Join(grid, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the grid:\n%s\nwant:\n%s", strings.Join(grid, "\n"), strings.Join(want, "\n"))
 	}

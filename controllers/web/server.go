@@ -42,14 +42,19 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
+// Assets serves the page itself: its HTML, script and style, embedded.
+func Assets() http.Handler {
+	static, _ := fs.Sub(assets, "assets")
+	return http.FileServerFS(static)
+}
+
 // Handler routes the page, its API, /metrics and /healthz.
 func (s *Server) Handler() http.Handler {
 	if s.Metrics == nil {
 		s.Metrics = controllers.NewMetrics()
 	}
-	static, _ := fs.Sub(assets, "assets")
 	mux := http.NewServeMux()
-	mux.Handle("GET /", http.FileServerFS(static))
+	mux.Handle("GET /", Assets())
 	mux.HandleFunc("GET /api/status", s.status)
 	mux.HandleFunc("GET /api/cell", s.cell)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })

@@ -44,7 +44,7 @@ func main() {
 	flag.IntVar(&c.windows, "windows", 1000, "windows of the backfill")
 	flag.IntVar(&c.specs, "specs", 1000, "scheduled specs of the no-op reconcile")
 	flag.IntVar(&c.reps, "reps", 5, "repetitions of each timed command (the median is reported)")
-	flag.StringVar(&c.only, "only", "", "run one part: ingest, memory, backfill, reconcile, query, startup")
+	flag.StringVar(&c.only, "only", "", "run one part: ingest, memory, backfill, reconcile, query, startup, page")
 	quick := flag.Bool("quick", false, "small sizes: checks the script, not the speed")
 	keep := flag.Bool("keep", false, "keep the work folder")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the backfill runs in it)")
@@ -81,7 +81,7 @@ func main() {
 		run  func(*config) ([]row, error)
 	}{
 		{"ingest", (*config).ingest}, {"memory", (*config).memory}, {"backfill", (*config).backfill},
-		{"reconcile", (*config).reconcile}, {"query", (*config).query}, {"startup", (*config).startup},
+		{"reconcile", (*config).reconcile}, {"query", (*config).query}, {"startup", (*config).startup}, {"page", (*config).page},
 	} {
 		if c.only != "" && c.only != part.name {
 			continue
@@ -396,11 +396,18 @@ func (c *config) reconcile() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	status, _, err := repeat(c.reps, func(int) (string, string, []string, error) {
+		return dir, c.ldp, []string{"status", "specs", "--now", now, "-o", "json"}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	os.RemoveAll(dir)
 	ref := "ldp validate of the folder"
 	return []row{
 		{Part: "4. No-op reconcile", Figure: fmt.Sprintf("ldp diff, %d scheduled specs, all done", c.specs), Value: diff.Seconds(), Unit: "s", Ref: validate.Seconds(), RefName: ref, Goal: 2},
 		{Part: "4. No-op reconcile", Figure: fmt.Sprintf("ldp schedule tick, %d scheduled specs, all done", c.specs), Value: tick.Seconds(), Unit: "s", Ref: validate.Seconds(), RefName: ref, Goal: 2},
+		{Part: "7. Status page", Figure: fmt.Sprintf("ldp status -o json (/api/status), %d specs", c.specs), Value: status.Seconds(), Unit: "s", Ref: diff.Seconds(), RefName: "ldp diff of the folder", Goal: 2},
 	}, nil
 }
 

@@ -23,8 +23,14 @@ function starts(ax) {
   return out;
 }
 
+const formats = new Map();
 function fmt(ms, zone) {
-  return new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false }).format(new Date(ms));
+  let f = formats.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false });
+    formats.set(zone, f);
+  }
+  return f.format(new Date(ms));
 }
 
 // slice cuts a row's runs to the windows [lo, hi).
@@ -158,7 +164,14 @@ async function showCell(ob, task, start) {
 async function poll() {
   try {
     const resp = await fetch("api/status", { headers: etag ? { "If-None-Match": etag } : {} });
-    if (resp.status === 200) { etag = resp.headers.get("ETag") || ""; report = await resp.json(); render(); }
+    if (resp.status === 200) {
+      etag = resp.headers.get("ETag") || "";
+      report = await resp.json();
+      const t0 = performance.now();
+      render();
+      // What the benchmark reads: how long drawing took once the data was there.
+      window.ldpRender = { ms: performance.now() - t0, segments: document.querySelectorAll(".seg").length };
+    }
   } catch (e) { $("updated").textContent = "The server is not answering: " + e; }
   setTimeout(poll, 3000);
 }
