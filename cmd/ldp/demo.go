@@ -162,6 +162,7 @@ func exploreLines(bin, workdir string) []string {
 		bin + " runs " + in("daily/workflow.json") + " --attempts",
 		bin + " diff -f " + in("daily") + " --from 2026-08-01 --to 2026-08-06",
 		bin + " schedule list " + in("daily") + " --now 2026-08-06T03:00:00Z",
+		bin + " ui " + shellWord(workdir) + "   # the status page, on http://127.0.0.1:8080/",
 	}
 }
 
