@@ -40,10 +40,7 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 // and its ledger, read once.
 func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) (*ScheduleStatus, error) {
 	wf := sc.WF
-	st := &ScheduleStatus{Kind: v1.KindWorkflow, Size: wf.Size()}
-	if len(wf.Tasks) == 1 && wf.Pipelines[wf.Tasks[0].ID] != nil && wf.File == wf.Pipelines[wf.Tasks[0].ID].Path {
-		st.Kind = v1.KindPipeline
-	}
+	st := &ScheduleStatus{Kind: wf.Kind(), Size: wf.Size()}
 	spec, err := cronx.Parse(wf.Schedule)
 	if err != nil {
 		return nil, err

@@ -130,11 +130,8 @@ func (r *Reconciler) gridPlans(ctx context.Context, obs *Observer, sc Scheduled,
 
 func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Scheduled, now time.Time) ObjectStatus {
 	wf := sc.WF
-	os := ObjectStatus{Name: wf.Name, File: sc.Path, Kind: v1.KindWorkflow, Schedule: wf.Schedule, Timezone: wf.Window.Location.String(),
+	os := ObjectStatus{Name: wf.Name, File: sc.Path, Kind: wf.Kind(), Schedule: wf.Schedule, Timezone: wf.Window.Location.String(),
 		Summary: map[string]int{}, Tasks: []TaskRow{}, Windows: WindowAxis{Steps: [][2]int64{}}}
-	if len(wf.Tasks) == 1 && wf.Pipelines[wf.Tasks[0].ID] != nil && wf.File == wf.Pipelines[wf.Tasks[0].ID].Path {
-		os.Kind = v1.KindPipeline
-	}
 	plans, st, err := r.gridPlans(ctx, obs, sc, now)
 	if err != nil {
 		os.Error = err.Error()

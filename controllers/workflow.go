@@ -229,6 +229,15 @@ type OrderedTask struct {
 	Key string
 }
 
+// Kind is the kind of the file the object was read from: a dataset config is a workflow of
+// one task, itself.
+func (w *Object) Kind() string {
+	if len(w.Tasks) == 1 && w.Pipelines[w.Tasks[0].ID] != nil && w.File == w.Pipelines[w.Tasks[0].ID].Path {
+		return v1.KindPipeline
+	}
+	return v1.KindWorkflow
+}
+
 // RunOrder is the workflow's tasks in the order they run (reconcile's order).
 func (w *Object) RunOrder(win v1.LogicalWindow) []OrderedTask {
 	byID := map[string]v1.Task{}
