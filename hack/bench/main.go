@@ -276,11 +276,19 @@ func (c *config) ingest() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The day-partitioned load's reference is DuckDB's own partitioned COPY of the same derived
+	// day column, so the ratio is what ldp adds, not what partitioning costs.
+	refPart, _, err := repeat(c.reps, func(i int) (string, string, []string, error) {
+		return dir, c.self, []string{"duckdb", fmt.Sprintf("COPY (SELECT *, CAST(pickup_ts AS DATE) AS pickup_ts_day FROM read_csv('rides.csv')) TO 'ref-part-%d' (FORMAT parquet, PARTITION_BY (pickup_ts_day))", i)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var out []row
 	for _, partitioned := range []bool{false, true} {
-		name, goal := "unpartitioned", 1.3
+		name, goal, refT, refName := "unpartitioned", 1.15, ref, "DuckDB COPY read_csv to Parquet"
 		if partitioned {
-			name, goal = "day-partitioned", 1.6
+			name, refT, refName = "day-partitioned", refPart, "DuckDB COPY ... PARTITION_BY the same day column"
 		}
 		wall, rss, err := repeat(c.reps, func(i int) (string, string, []string, error) {
 			spec := filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, i))
@@ -294,7 +302,7 @@ func (c *config) ingest() ([]row, error) {
 			return nil, err
 		}
 		out = append(out, row{Part: "1. Ingest", Figure: fmt.Sprintf("ldp run, %s rows CSV, five checks, %s", count(c.rows), name),
-			Value: wall.Seconds(), Unit: "s", Ref: ref.Seconds(), RefName: "DuckDB COPY read_csv to Parquet", Goal: goal})
+			Value: wall.Seconds(), Unit: "s", Ref: refT.Seconds(), RefName: refName, Goal: goal})
 		if !partitioned {
 			out = append(out, row{Part: "2. Memory", Figure: fmt.Sprintf("peak RSS of that load, %s rows", count(c.rows)),
 				Value: mb(rss), Unit: "MB", Ref: mb(refRSS), RefName: "DuckDB COPY, peak RSS"})
@@ -327,7 +335,7 @@ func (c *config) memory() ([]row, error) {
 	os.RemoveAll(filepath.Join(dir, "wh"))
 	return []row{
 		{Part: "2. Memory", Figure: fmt.Sprintf("peak RSS of the load, %s rows", count(c.bigRows)), Value: mb(m.RSS), Unit: "MB",
-			Ref: mb(ref.RSS), RefName: "DuckDB COPY, peak RSS", Goal: 1.2},
+			Ref: mb(ref.RSS), RefName: "DuckDB COPY, peak RSS", Goal: 1.1},
 		{Part: "2. Memory", Figure: fmt.Sprintf("wall time of the load, %s rows", count(c.bigRows)), Value: m.Wall.Seconds(), Unit: "s",
 			Ref: ref.Wall.Seconds(), RefName: "DuckDB COPY"},
 	}, nil
@@ -346,7 +354,7 @@ func (c *config) backfill() ([]row, error) {
 	os.RemoveAll(dir)
 	return []row{
 		{Part: "3. Publish as history grows", Figure: fmt.Sprintf("backfill of %d daily windows of 10 rows, windows/s", c.windows),
-			Value: res.PerSecond, Unit: "/s", Ref: 1, RefName: "Dagster's documented backfill queue rate, about 1 run/s", Goal: 20, AtLeast: true},
+			Value: res.PerSecond, Unit: "/s", Ref: 1, RefName: "Dagster's documented backfill queue rate, about 1 run/s", Goal: 100, AtLeast: true},
 		{Part: "3. Publish as history grows", Figure: "median time per window, last 50 over first 50",
 			Value: float64(res.Last.Microseconds()) / 1000, Unit: "ms", Ref: float64(res.First.Microseconds()) / 1000, RefName: "the first 50 windows", Goal: 4},
 	}, nil
@@ -405,8 +413,8 @@ func (c *config) reconcile() ([]row, error) {
 	os.RemoveAll(dir)
 	ref := "ldp validate of the folder"
 	return []row{
-		{Part: "4. No-op reconcile", Figure: fmt.Sprintf("ldp diff, %d scheduled specs, all done", c.specs), Value: diff.Seconds(), Unit: "s", Ref: validate.Seconds(), RefName: ref, Goal: 2},
-		{Part: "4. No-op reconcile", Figure: fmt.Sprintf("ldp schedule tick, %d scheduled specs, all done", c.specs), Value: tick.Seconds(), Unit: "s", Ref: validate.Seconds(), RefName: ref, Goal: 2},
+		{Part: "4. No-op reconcile", Figure: fmt.Sprintf("ldp diff, %d scheduled specs, all done", c.specs), Value: diff.Seconds(), Unit: "s", Ref: validate.Seconds(), RefName: ref, Goal: 1.3},
+		{Part: "4. No-op reconcile", Figure: fmt.Sprintf("ldp schedule tick, %d scheduled specs, all done", c.specs), Value: tick.Seconds(), Unit: "s", Ref: validate.Seconds(), RefName: ref, Goal: 1.3},
 		{Part: "7. Status page", Figure: fmt.Sprintf("ldp status -o json (/api/status), %d specs", c.specs), Value: status.Seconds(), Unit: "s", Ref: diff.Seconds(), RefName: "ldp diff of the folder", Goal: 2},
 	}, nil
 }
@@ -442,7 +450,7 @@ func (c *config) query() ([]row, error) {
 		return nil, err
 	}
 	return []row{{Part: "5. Query", Figure: fmt.Sprintf("ldp query, aggregate over %s rows", count(c.rows)), Value: wall.Seconds(), Unit: "s",
-		Ref: ref.Seconds(), RefName: "DuckDB read_parquet over the same files", Goal: 1.2}}, nil
+		Ref: ref.Seconds(), RefName: "DuckDB read_parquet over the same files", Goal: 1.1}}, nil
 }
 
 func (c *config) startup() ([]row, error) {
