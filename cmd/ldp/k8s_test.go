@@ -22,12 +22,14 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -436,6 +438,39 @@ func TestKubernetes(t *testing.T) {
 		}
 		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 			t.Error("the Lease has no holder")
+		}
+	})
+
+	t.Run("the install manifests are accepted by the API server", func(t *testing.T) {
+		files, _ := filepath.Glob("../../config/*/*.yaml")
+		applied := 0
+		for _, f := range files {
+			if strings.HasSuffix(f, "kustomization.yaml") || strings.Contains(f, "/crd/") || strings.Contains(f, "/samples/") {
+				continue // kustomize's own file, the CRDs (the environment installs them), ldp specs
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var u unstructured.Unstructured
+			if err := yaml.Unmarshal(b, &u.Object); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if err := cl.c.Create(ctx, &u, client.FieldValidation("Strict")); err != nil {
+				t.Errorf("the API server refuses %s: %v", f, err)
+			}
+			applied++
+		}
+		if applied < 6 {
+			t.Errorf("%d manifests applied, want the namespace, RBAC and the Deployment", applied)
+		}
+		// The Deployment runs ldp controller with the Secret of the catalog.
+		var d appsv1.Deployment
+		if err := cl.c.Get(ctx, types.NamespacedName{Namespace: "ldp-system", Name: "ldp-controller"}, &d); err != nil {
+			t.Fatal(err)
+		}
+		if c := d.Spec.Template.Spec.Containers[0]; strings.Join(c.Command, " ") != "ldp controller" || !strings.Contains(strings.Join(c.Args, " "), "--env-secret ldp-catalog") {
+			t.Errorf("the Deployment runs %v %v", c.Command, c.Args)
 		}
 	})
 
