@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/kube"
 )
 
 // backfillOptions are the flags and arguments of the command newBackfillCmd builds.
@@ -17,6 +18,9 @@ type backfillOptions struct {
 	bo   controllers.BackfillOptions
 	now  string
 	out  output
+	// cluster: the argument is a Pipeline or Workflow object of a cluster, in namespace.
+	cluster   bool
+	namespace string
 	// cmd is the command, for the usage errors found once the spec is read.
 	cmd *cobra.Command
 }
@@ -30,6 +34,14 @@ func (o *backfillOptions) Validate(cmd *cobra.Command, args []string) error {
 func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 	if o.bo.From == "" {
 		return usageError(o.cmd, "--from is required: the first window of the range, such as 2026-08-01")
+	}
+	if o.cluster {
+		msg, err := kube.RequestBackfill(ctx, nil, o.namespace, o.args[0], o.bo.From, o.bo.To)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(s.Out, msg)
+		return nil
 	}
 	if o.bo.Batch < 1 || o.bo.Parallel < 0 {
 		return usageError(o.cmd, "--batch must be at least 1 and --parallel at least 0 (0: the number of CPUs)")
@@ -114,12 +126,15 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 		Example: `  ldp backfill workflow.json --from 2026-08-01 --to 2026-09-01
   ldp backfill orders.json --from 2026-08-01 --dry-run
   ldp backfill orders.json --from "14 days ago"
+  ldp backfill --cluster pipeline/daily-orders -n shop --from 2026-08-01 --to 2026-09-01
   ldp backfill orders.json --from 2026-08-01 --to 2026-08-08 --replace --json`,
 		Args: exactArgs(1, "name the workflow or dataset config, for example: ldp backfill orders.json --from 2026-08-01"),
 		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.bo.From, "from", "", "the first window: a date, an ISO-8601 time, or a day counted back (yesterday, \"7 days ago\")")
 	cmd.Flags().StringVar(&o.bo.To, "to", "", "the end of the range, excluded (default: the end of the last complete window)")
+	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "FILE is a Pipeline or Workflow object of a Kubernetes cluster (pipeline/NAME): ldp controller runs the range as Jobs")
+	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "with --cluster, the object's namespace (default: the kubeconfig context's)")
 	cmd.Flags().StringVar(&o.now, "now", "", "the time the default end is counted from, ISO-8601")
 	cmd.Flags().IntVar(&o.bo.MaxWindows, "max-windows", 1000, "refuse a range of more windows than this")
 	cmd.Flags().BoolVar(&o.bo.Replace, "replace", false, "replace every window's rows under its replace key")

@@ -62,6 +62,11 @@ func startCluster(t *testing.T) *cluster {
 		t.Fatalf("start the API server: %v", err)
 	}
 	t.Cleanup(func() { env.Stop() })
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig) // for ldp backfill --cluster, as a user's kubectl has it
 	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -404,18 +409,29 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 
-	t.Run("deleting an object stops its Jobs and leaves its table", func(t *testing.T) {
+	t.Run("ldp backfill --cluster; deleting an object stops its Jobs and leaves its table", func(t *testing.T) {
 		ns := cl.namespace(t, "deleted")
-		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-3) + "/" + day(-1)}},
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns},
 			Spec: k8s.Spec{Identifier: "orders_deleted", Metadata: cl.pipelineMeta("orders_deleted", map[string]any{"schedule": "5 0 * * *"})}}
 		if err := cl.c.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		cl.waitReady(t, p, 2*time.Minute)
+		out := ldpOK(t, "backfill", "--cluster", "pipeline/orders", "-n", ns, "--from", day(-3), "--to", day(-1))
+		if !strings.Contains(out, "pipeline deleted/orders: the windows "+day(-3)+" to "+day(-1)+" are asked for") {
+			t.Errorf("ldp backfill --cluster said %q", out)
+		}
+		// Ready may come first for the scheduled window alone: wait for the backfill's too.
+		deadline := time.Now().Add(2 * time.Minute)
+		for st := cl.waitReady(t, p, 2*time.Minute); st.Windows["published"] != 3; st = cl.waitReady(t, p, 2*time.Minute) {
+			if time.Now().After(deadline) {
+				t.Fatalf("windows %v, want the backfill's two and the scheduled one published", st.Windows)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 		if err := cl.c.Delete(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(time.Minute)
+		deadline = time.Now().Add(time.Minute)
 		for {
 			err := cl.c.Get(ctx, client.ObjectKeyFromObject(p), p)
 			if apierrors.IsNotFound(err) && len(cl.jobsOf(t, ns, "orders")) == 0 {
