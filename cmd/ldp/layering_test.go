@@ -42,6 +42,8 @@ func TestLayering(t *testing.T) {
 		// The Kubernetes resources are a leaf too; their controller plans through controllers.
 		{"apis/k8s", nil, []string{"os", "io/fs", "os/exec", "net", "net/http", "database/sql", "syscall"}},
 		{"controllers/kube", []string{"apis/k8s", "apis/v1", "controllers", "reconcile", "schemas", "internal/specs"}, nil},
+		// The status page reads through controllers, as ldp status does.
+		{"controllers/web", []string{"controllers"}, nil},
 		{"apis/v1", nil, []string{"os", "io/fs", "os/exec", "net", "net/http", "database/sql", "syscall"}},
 		{"reconcile", []string{"apis/v1"}, []string{"os", "io", "io/fs", "os/exec", "net", "net/http", "database/sql", "syscall", "path/filepath", "log", "log/slog"}},
 	}
