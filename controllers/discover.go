@@ -19,10 +19,19 @@ import (
 // JSON or YAML file in a folder that is not a spec, or that has neither a schedule nor a
 // workflow's tasks, is passed over. Files too large to be specs are returned in skipped.
 func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []specs.Skipped, err error) {
+	skipped, err = discoverEach(paths, scheduledOnly, func(s Scheduled) { found = append(found, s) })
+	return found, skipped, err
+}
+
+// discoverEach is Discover handing each object to each as soon as it is read and checked, in
+// path order, so a caller can plan one while the next is validated. Its only error is the
+// listing's, before any object is handed on.
+func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (skipped []specs.Skipped, err error) {
 	cands, err := specs.Discover(paths)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Path < cands[j].Path })
 	for _, c := range cands {
 		if c.TooLarge && !c.Explicit {
 			skipped = append(skipped, specs.Skipped{Path: c.Path, Reason: fmt.Sprintf("larger than the %d-byte limit for spec files, so it is not read as one", v1.MaxSpecBytes)})
@@ -31,7 +40,7 @@ func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []
 		data, err := os.ReadFile(c.Path)
 		if err != nil {
 			if c.Explicit {
-				found = append(found, Scheduled{Path: c.Path, Problems: []schemas.Problem{{File: c.Path, Line: 1, Column: 1, Message: "cannot read: " + err.Error()}}})
+				each(Scheduled{Path: c.Path, Problems: []schemas.Problem{{File: c.Path, Line: 1, Column: 1, Message: "cannot read: " + err.Error()}}})
 			}
 			continue
 		}
@@ -44,7 +53,7 @@ func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []
 		s := Scheduled{Path: c.Path}
 		if len(r.Problems) > 0 {
 			s.Problems = r.Problems
-			found = append(found, s)
+			each(s)
 			continue
 		}
 		wf, err := loadWorkflow(c.Path, data)
@@ -55,14 +64,13 @@ func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []
 			} else {
 				s.Problems = []schemas.Problem{{File: c.Path, Line: 1, Column: 1, Message: err.Error()}}
 			}
-			found = append(found, s)
+			each(s)
 			continue
 		}
 		s.WF, s.Catchup, s.Start = wf, wf.Catchup, wf.Start
-		found = append(found, s)
+		each(s)
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].Path < found[j].Path })
-	return found, skipped, nil
+	return skipped, nil
 }
 
 func hasSchedule(doc map[string]any) bool {

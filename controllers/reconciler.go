@@ -141,19 +141,11 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileRes
 	if req.MaxWindows <= 0 {
 		req.MaxWindows = 1000
 	}
-	objects := req.Objects
-	if objects == nil {
-		found, _, err := Discover(req.Paths, req.Due)
-		if err != nil {
-			return nil, err
-		}
-		objects = found
-	}
 	res := &ReconcileResult{}
 	observer := new(Observer)
 	defer observer.Close()
 	var next time.Time
-	for _, s := range objects {
+	handle := func(s Scheduled) {
 		or := ObjectResult{File: s.Path, Problems: s.Problems, WF: s.WF, Windows: []WindowPlan{}}
 		if s.WF != nil {
 			or.Name = s.WF.Name
@@ -168,6 +160,26 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileRes
 			next = earliest(next, nextReconcile(s, or.Windows, req.Now))
 		}
 		res.Objects = append(res.Objects, or)
+	}
+	if req.Objects != nil {
+		for _, s := range req.Objects {
+			handle(s)
+		}
+	} else {
+		// Each object is planned (and run) while the next file is validated: validation holds
+		// one core (CUE runs under one lock) and observing the tables can use the other.
+		found := make(chan Scheduled, 16)
+		var err error
+		go func() {
+			defer close(found)
+			_, err = discoverEach(req.Paths, req.Due, func(s Scheduled) { found <- s })
+		}()
+		for s := range found {
+			handle(s)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if !next.IsZero() {
 		res.RequeueAfter = max(next.Sub(req.Now), 0)

@@ -139,12 +139,12 @@ func (r *Runner) Tick(ctx context.Context, dir string, now time.Time, maxWindows
 }
 
 func (r *Runner) tickLocked(ctx context.Context, dir string, now time.Time, maxWindows int) (*TickResult, error) {
-	found, err := DiscoverScheduled(dir)
+	// Reconcile discovers the folder itself, planning each file while the next is validated.
+	rec, err := (&Reconciler{Runner: r}).Reconcile(ctx, Request{Paths: []string{dir}, Now: now, Due: true, MaxWindows: maxWindows})
 	if err != nil {
 		return nil, err
 	}
-	res, _ := r.tick(ctx, found, now, maxWindows)
-	return res, nil
+	return tickResult(rec), nil
 }
 
 // tick ticks scheduled files already discovered (ldp watch keeps the last valid version of a
@@ -158,6 +158,11 @@ func (r *Runner) tick(ctx context.Context, found []Scheduled, now time.Time, max
 	if err != nil {
 		return &TickResult{Files: []FileTick{}, Outcome: v1.Failed}, 0
 	}
+	return tickResult(rec), rec.RequeueAfter
+}
+
+// tickResult is a tick's account of its reconcile, file by file.
+func tickResult(rec *ReconcileResult) *TickResult {
 	res := &TickResult{Files: []FileTick{}}
 	for _, o := range rec.Objects {
 		ft := FileTick{File: o.File, Problems: o.Problems, Ran: o.Ran, Due: o.Due, Waiting: o.Waiting, Leased: o.Leased}
@@ -170,7 +175,7 @@ func (r *Runner) tick(ctx context.Context, found []Scheduled, now time.Time, max
 		res.Files = append(res.Files, ft)
 	}
 	res.Outcome = rec.Outcome()
-	return res, rec.RequeueAfter
+	return res
 }
 
 // leaseWindow takes the window's lease in the workflow's shared catalog. With the lease held,
