@@ -130,37 +130,37 @@ func (r *Reconciler) gridPlans(ctx context.Context, obs *Observer, sc Scheduled,
 
 func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Scheduled, now time.Time) ObjectStatus {
 	wf := sc.WF
-	os := ObjectStatus{Name: wf.Name, File: sc.Path, Kind: wf.Kind(), Schedule: wf.Schedule, Timezone: wf.Window.Location.String(),
+	ob := ObjectStatus{Name: wf.Name, File: sc.Path, Kind: wf.Kind(), Schedule: wf.Schedule, Timezone: wf.Window.Location.String(),
 		Summary: map[string]int{}, Tasks: []TaskRow{}, Windows: WindowAxis{Steps: [][2]int64{}}}
 	plans, st, err := r.gridPlans(ctx, obs, sc, now)
 	if err != nil {
-		os.Error = err.Error()
-		return os
+		ob.Error = err.Error()
+		return ob
 	}
 	if st != nil {
 		if !st.NextFire.IsZero() {
-			os.NextFire = st.NextFire.UTC().Format(time.RFC3339)
+			ob.NextFire = st.NextFire.UTC().Format(time.RFC3339)
 		}
 		for _, m := range st.Missed {
-			os.Missed = append(os.Missed, m.Start+"/"+m.End)
+			ob.Missed = append(ob.Missed, m.Start+"/"+m.End)
 		}
 		if n := len(st.Missed); n > 0 && wf.Size() != "" {
-			os.Backfill = fmt.Sprintf("ldp backfill %s --from %s --to %s", sc.Path, st.Missed[0].Start, st.Missed[n-1].End)
+			ob.Backfill = BackfillCommand(sc.Path, st.Missed[0].Start, st.Missed[n-1].End)
 		}
 	}
-	os.Windows = axisOf(plans, wf)
+	ob.Windows = axisOf(plans, wf)
 	order := wf.RunOrder(v1.LogicalWindow{})
 	for _, t := range order {
 		cells := make([]reconcile.CellState, len(plans))
 		for i, p := range plans {
 			cells[i] = reconcile.Cell(p, t.ID, now)
 		}
-		os.Tasks = append(os.Tasks, TaskRow{ID: t.ID, Kind: t.Kind(), Cells: reconcile.RunLength(cells)})
+		ob.Tasks = append(ob.Tasks, TaskRow{ID: t.ID, Kind: t.Kind(), Cells: reconcile.RunLength(cells)})
 	}
 	for _, p := range plans {
-		os.Summary[string(windowCell(p, order, now))]++
+		ob.Summary[string(windowCell(p, order, now))]++
 	}
-	return os
+	return ob
 }
 
 // windowCell is a whole window's state for the summary bar: the worst of its tasks' cells.
@@ -195,6 +195,12 @@ func axisOf(plans []WindowPlan, wf *Object) WindowAxis {
 		}
 	}
 	return ax
+}
+
+// BackfillCommand is the command that runs the windows of file from from to to: what the
+// status page, ldp schedule list and a missed window's hint all print.
+func BackfillCommand(file, from, to string) string {
+	return fmt.Sprintf("ldp backfill %s --from %s --to %s", file, from, to)
 }
 
 // MergePlans is the union of two plans' windows, in window order.
@@ -266,7 +272,7 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 			d.Key = t.Key
 		}
 	}
-	d.Command = fmt.Sprintf("ldp backfill %s --from %s --to %s", sc.Path, p.Start, p.End)
+	d.Command = BackfillCommand(sc.Path, p.Start, p.End)
 	if d.State == reconcile.CellPublished {
 		d.Command += " --replace"
 	}

@@ -33,18 +33,16 @@ const (
 	ConditionReconciling = "Reconciling"
 	ConditionStalled     = "Stalled"
 
-	ReasonInvalidSpec   = "InvalidSpec"
-	ReasonPlanFailed    = "PlanFailed"
-	ReasonUpToDate      = "UpToDate"
-	ReasonRunning       = "JobsRunning"
-	ReasonFailed        = "WindowsFailed"
-	ReasonBlocked       = "BlockedByDataGate"
-	ReasonSuspended     = "Suspended"
-	ReasonWaitingRetry  = "WaitingForRetry"
-	ReasonProgressing   = "Progressing"
-	ReasonSucceeded     = "Succeeded"
-	ReasonNothingIsDue  = "NothingIsDue"
-	ReasonDeletePending = "Deleting"
+	ReasonInvalidSpec  = "InvalidSpec"
+	ReasonPlanFailed   = "PlanFailed"
+	ReasonRunning      = "JobsRunning"
+	ReasonFailed       = "WindowsFailed"
+	ReasonBlocked      = "BlockedByDataGate"
+	ReasonSuspended    = "Suspended"
+	ReasonWaitingRetry = "WaitingForRetry"
+	ReasonProgressing  = "Progressing"
+	ReasonSucceeded    = "Succeeded"
+	ReasonNothingIsDue = "NothingIsDue"
 )
 
 // Spec is an ldp/v1 spec file's body. Identifier is the ldp identifier the idempotency keys

@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers/kube"
@@ -31,13 +29,8 @@ func (o *controllerOptions) Validate(cmd *cobra.Command, _ []string) error {
 }
 
 func (o *controllerOptions) Run(ctx context.Context, s *streams) error {
-	set := kube.JobSettings{Image: o.image, ServiceAccount: o.serviceAccount, TTLAfterFinished: o.ttl}
-	for _, name := range o.envSecrets {
-		set.EnvFrom = append(set.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
-	}
-	for _, name := range o.envConfigMaps {
-		set.EnvFrom = append(set.EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
-	}
+	set := kube.JobSettings{Image: o.image, ServiceAccount: o.serviceAccount, TTLAfterFinished: o.ttl,
+		EnvFrom: kube.EnvFrom(o.envSecrets, o.envConfigMaps)}
 	leaderNS := o.leaderNamespace
 	if leaderNS == "" {
 		leaderNS = o.namespace

@@ -1,47 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/internal/synth"
-)
-
-// initSpec is the Pipeline ldp init writes: the quickstart's spec (docs/quickstart.md shows
-// it, and a test holds the two equal).
-const initSpec = `{
-  "apiVersion": "ldp/v1",
-  "kind": "Pipeline",
-  "identifier": "orders",
-  "metadata": {
-    "schedule": "5 2 * * *",
-    "window": {"size": "day", "column": "ordered_at", "timezone": "Europe/Paris"},
-    "source": {"format": "CSV", "path": "data/orders.csv"},
-    "target": {"name": "orders", "format": "ICEBERG", "write_mode": "overwrite",
-               "catalog": {"identifier": "shop", "warehouse_path": "warehouse"}},
-    "quality": [
-      {"check": "row_count", "min": 1},
-      {"check": "unique", "columns": ["order_id"]},
-      {"check": "range", "column": "amount", "min": 0}
-    ]
-  }
-}
-`
-
-// initDays and initPerDay size the sample: two weeks ending yesterday, so the day a schedule
-// wants now and a backfill of the days before it both find orders.
-const (
-	initDays   = 14
-	initPerDay = 5
-	initZone   = "Europe/Paris"
+	"github.com/ldp-dev/ldp/controllers"
 )
 
 // initOptions are the flags and arguments of the command newInitCmd builds.
@@ -63,46 +29,13 @@ func (o *initOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	loc, err := time.LoadLocation(initZone)
+	res, err := controllers.Init(o.dir, now)
 	if err != nil {
 		return err
 	}
-	n := now.In(loc)
-	today := time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
-	first := today.AddDate(0, 0, -initDays)
-	var data bytes.Buffer
-	if err := synth.WriteOrders(&data, 7, first, initDays, initPerDay); err != nil {
-		return err
-	}
-	files := []struct {
-		name string
-		body []byte
-	}{
-		{"orders.json", []byte(initSpec)},
-		{filepath.Join("data", "orders.csv"), data.Bytes()},
-	}
-	// Check both before writing either, so a refusal leaves nothing half made.
-	for _, f := range files {
-		p := filepath.Join(o.dir, f.name)
-		if _, err := os.Stat(p); err == nil {
-			return fmt.Errorf("%s exists: ldp init writes only into files that are not there; choose another folder (ldp init DIR)", p)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	for _, f := range files {
-		p := filepath.Join(o.dir, f.name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, f.body, 0o644); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(s.Out, "wrote %s: a daily Pipeline loading orders into the Iceberg table shop.orders\n", filepath.Join(o.dir, "orders.json"))
+	fmt.Fprintf(s.Out, "wrote %s: a daily Pipeline loading orders into the Iceberg table shop.orders\n", res.Spec)
 	fmt.Fprintf(s.Out, "wrote %s: %d orders, %d a day from %s to %s (Paris days)\n",
-		filepath.Join(o.dir, "data", "orders.csv"), initDays*initPerDay, initPerDay,
-		first.Format(time.DateOnly), today.AddDate(0, 0, -1).Format(time.DateOnly))
+		res.Data, res.Orders, res.PerDay, res.First.Format(time.DateOnly), res.Last.Format(time.DateOnly))
 	fmt.Fprintln(s.Out, "next:")
 	if o.dir != "." {
 		fmt.Fprintf(s.Out, "  cd %s\n", shellWord(o.dir))

@@ -158,7 +158,7 @@ func listOne(cmd *cobra.Command, sc controllers.Scheduled, t time.Time, maxWindo
 	switch missed := st.Missed; {
 	case len(missed) == 0:
 	case wf.Size() != "":
-		e.Fill = []string{fmt.Sprintf("ldp backfill %s --from %s --to %s", e.File, missed[0].Start, missed[len(missed)-1].End)}
+		e.Fill = []string{controllers.BackfillCommand(e.File, missed[0].Start, missed[len(missed)-1].End)}
 	default:
 		for _, m := range missed {
 			e.Fill = append(e.Fill, fmt.Sprintf("ldp workflow run %s --window %s/%s", e.File, m.Start, m.End))

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -69,14 +67,10 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 
 // summaryLine writes window counts by state, sorted by state.
 func summaryLine(m map[string]int) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
-	}
-	if len(parts) == 0 {
+	if len(m) == 0 {
 		return "none yet"
 	}
-	return strings.Join(parts, ", ")
+	return counts(m)
 }
 
 func newStatusCmd(s *streams) *cobra.Command {

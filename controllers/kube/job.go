@@ -3,6 +3,7 @@ package kube
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -46,17 +47,23 @@ type JobSettings struct {
 	TTLAfterFinished time.Duration
 }
 
+// EnvFrom is a Job's environment from the keys of Secrets and ConfigMaps, by name.
+func EnvFrom(secrets, configMaps []string) []corev1.EnvFromSource {
+	var out []corev1.EnvFromSource
+	for _, name := range secrets {
+		out = append(out, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	}
+	for _, name := range configMaps {
+		out = append(out, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	}
+	return out
+}
+
 // configMapName is the name of the ConfigMap holding an object's spec files at a version of
 // its content, so a Job always reads the spec it was created for.
 func configMapName(o k8s.Object, files *SpecFiles) string {
 	h := sha256.New()
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range files.Files {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(files.Files)) {
 		h.Write([]byte(name + "\x00"))
 		h.Write(files.Files[name])
 	}

@@ -3,6 +3,8 @@ package kube
 import (
 	"context"
 	"fmt"
+	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -117,7 +119,7 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 	apimeta.RemoveStatusCondition(&st.Conditions, k8s.ConditionStalled)
 	sc := found[0]
 	if obj.GetSpec().Suspend {
-		r.conditions(st, obj, nil, 0, 0)
+		r.conditions(st, obj, 0)
 		return ctrl.Result{}, nil
 	}
 	if sc.WF.Schedule == "" && obj.GetAnnotations()[AnnotBackfill] == "" {
@@ -128,7 +130,7 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionTrue, k8s.ReasonNothingIsDue, msg)
 		return ctrl.Result{}, nil
 	}
-	planner := &controllers.Reconciler{Runner: &controllers.Runner{Log: discard{}}}
+	planner := &controllers.Reconciler{Runner: &controllers.Runner{Log: io.Discard}}
 	var plans []reconcile.WindowPlan
 	if sc.WF.Schedule != "" {
 		res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, Now: now, Due: true, DryRun: true})
@@ -243,12 +245,12 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 		}
 	}
 	st.LastPublishedWindow = reconcile.LastDone(plans, decisions)
-	r.conditions(st, obj, decisions, created, waiting)
+	r.conditions(st, obj, waiting)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // conditions folds the pass into Ready and Reconciling.
-func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, ds []reconcile.JobDecision, created, waiting int) {
+func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, waiting int) {
 	counts := st.Windows
 	total := int32(0)
 	for _, n := range counts {
@@ -284,13 +286,7 @@ func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, ds []reconcile.J
 // summarize writes counts as "5 published, 1 running", sorted by state.
 func summarize(counts map[string]int32) string {
 	var parts []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range counts {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
 	if len(parts) == 0 {
@@ -416,8 +412,3 @@ func (r *Reconciler) backfillPlans(ctx context.Context, planner *controllers.Rec
 	}
 	return res.Objects[0].Windows, res.Objects[0].Err
 }
-
-// discard is a Runner log that keeps nothing: planning logs nothing worth keeping.
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
