@@ -296,6 +296,27 @@ func (f *runFold) lastBuild(workflow, window, task string) string {
 	return ""
 }
 
+// history is every run of each window of workflow, in the order they started.
+func (f *runFold) history(workflow string) map[string][]reconcile.LastRun {
+	out := map[string][]reconcile.LastRun{}
+	for _, r := range f.byWorkflow[workflow] {
+		last := r.last
+		last.Tasks = maps.Clone(r.last.Tasks)
+		out[r.window] = append(out[r.window], last)
+	}
+	return out
+}
+
+// History is every run of each window of wf from its ledger (read once per observer), oldest
+// first: what the status page marks on a cell whose last run is not its only one.
+func (o *Observer) History(wf *Object) (map[string][]reconcile.LastRun, error) {
+	st, err := o.ledger(wf.Ledger)
+	if err != nil {
+		return nil, err
+	}
+	return st.fold.history(wf.Name), nil
+}
+
 // lastRuns is the last run of each window of workflow.
 func (f *runFold) lastRuns(workflow string) map[string]reconcile.LastRun {
 	out := map[string]reconcile.LastRun{}

@@ -63,11 +63,21 @@ type OddDay struct {
 	Hours int `json:"hours"`
 }
 
-// TaskRow is one task's cells, run-length encoded by state.
+// TaskRow is one task's cells, run-length encoded by state, and the cells whose windows went
+// wrong before their last try.
 type TaskRow struct {
 	ID    string              `json:"id"`
 	Kind  v1.TaskKind         `json:"kind"`
 	Cells []reconcile.CellRun `json:"cells"`
+	Marks []CellMark          `json:"marks,omitempty"`
+}
+
+// CellMark is a cell (by window index) with earlier tries that did not publish: a window a
+// data gate held back and a fix then published is a published cell, marked blocked before.
+type CellMark struct {
+	Index   int                   `json:"i"`
+	Start   string                `json:"start"`
+	Earlier []reconcile.CellState `json:"earlier"`
 }
 
 // Status builds the report of the objects under paths at now.
@@ -149,13 +159,25 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 		}
 	}
 	ob.Windows = axisOf(plans, wf)
+	hist, err := obs.History(wf)
+	if err != nil {
+		ob.Error = err.Error()
+		return ob
+	}
 	order := wf.RunOrder(v1.LogicalWindow{})
 	for _, t := range order {
+		row := TaskRow{ID: t.ID, Kind: t.Kind()}
 		cells := make([]reconcile.CellState, len(plans))
 		for i, p := range plans {
 			cells[i] = reconcile.Cell(p, t.ID, now)
+			if runs := hist[p.Start+"/"+p.End]; len(runs) > 1 {
+				if earlier := reconcile.Earlier(runs, t.ID); len(earlier) > 0 {
+					row.Marks = append(row.Marks, CellMark{Index: i, Start: p.Start, Earlier: earlier})
+				}
+			}
 		}
-		ob.Tasks = append(ob.Tasks, TaskRow{ID: t.ID, Kind: t.Kind(), Cells: reconcile.RunLength(cells)})
+		row.Cells = reconcile.RunLength(cells)
+		ob.Tasks = append(ob.Tasks, row)
 	}
 	for _, p := range plans {
 		ob.Summary[string(windowCell(p, order, now))]++
@@ -217,25 +239,38 @@ func MergePlans(a, b []WindowPlan) []WindowPlan {
 	return out
 }
 
-// CellDetail is what the page shows of one cell: the keys and runs behind it, its checks,
-// the last lines of its run in the ledger, and the command that runs it again.
+// CellDetail is what the page shows of one cell: the keys and runs behind it, its last try's
+// checks and error, every try of the window before it, the last lines of its run in the
+// ledger, and the command that runs it again.
 type CellDetail struct {
-	Object   string              `json:"object"`
-	File     string              `json:"file"`
-	Task     string              `json:"task"`
-	Window   string              `json:"window"`
-	State    reconcile.CellState `json:"state"`
-	Key      string              `json:"idempotency_key,omitempty"`
-	RunID    string              `json:"run_id,omitempty"`
-	Attempt  int                 `json:"attempt,omitempty"`
-	Snapshot int64               `json:"snapshot_id,string,omitempty"`
-	RowsRead int64               `json:"rows_read,omitempty"`
-	RowsKept int64               `json:"rows_kept,omitempty"`
-	Checks   []CheckResult       `json:"checks,omitempty"`
-	Error    string              `json:"error,omitempty"`
-	RetryAt  string              `json:"retry_at,omitempty"`
-	Ledger   []string            `json:"ledger,omitempty"`
-	Command  string              `json:"command"`
+	Object string              `json:"object"`
+	File   string              `json:"file"`
+	Task   string              `json:"task"`
+	Window string              `json:"window"`
+	State  reconcile.CellState `json:"state"`
+	Key    string              `json:"idempotency_key,omitempty"`
+	// Try is the task's last try; its State is how that try ended, which the cell's may not
+	// be (a failed try whose retry is due later is a retrying cell).
+	Try
+	RetryAt string `json:"retry_at,omitempty"`
+	// Tries are every try of the task in the window, oldest first, the last one included.
+	Tries   []Try    `json:"tries"`
+	Ledger  []string `json:"ledger,omitempty"`
+	Command string   `json:"command"`
+}
+
+// Try is one attempt of a window's run, as one task saw it.
+type Try struct {
+	RunID     string              `json:"run_id,omitempty"`
+	Attempt   int                 `json:"attempt,omitempty"`
+	Started   string              `json:"started,omitempty"`
+	TryState  reconcile.CellState `json:"try_state,omitempty"`
+	Snapshot  int64               `json:"snapshot_id,string,omitempty"`
+	RowsRead  int64               `json:"rows_read,omitempty"`
+	RowsKept  int64               `json:"rows_kept,omitempty"`
+	Checks    []CheckResult       `json:"checks,omitempty"`
+	Error     string              `json:"error,omitempty"`
+	taskRunID string
 }
 
 // CheckResult is one quality check of a cell's run.
@@ -266,7 +301,7 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 		return nil, fmt.Errorf("%s has no window starting at %s", file, start)
 	}
 	p := plans[i]
-	d := &CellDetail{Object: sc.WF.Name, File: sc.Path, Task: task, Window: p.Start + "/" + p.End, State: reconcile.Cell(p, task, now)}
+	d := &CellDetail{Object: sc.WF.Name, File: sc.Path, Task: task, Window: p.Start + "/" + p.End, State: reconcile.Cell(p, task, now), Tries: []Try{}}
 	for _, t := range sc.WF.RunOrder(p.Window) {
 		if t.ID == task {
 			d.Key = t.Key
@@ -276,36 +311,57 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 	if d.State == reconcile.CellPublished {
 		d.Command += " --replace"
 	}
-	lr := p.LastRun
-	if lr == nil {
-		return d, nil
-	}
-	d.RunID, d.Attempt = lr.RunID, lr.Attempt
-	if !lr.RetryAt.IsZero() {
+	if lr := p.LastRun; lr != nil && !lr.RetryAt.IsZero() {
 		d.RetryAt = lr.RetryAt.UTC().Format(time.RFC3339)
 	}
+	hist, err := obs.History(sc.WF)
+	if err != nil {
+		return nil, err
+	}
+	for _, run := range hist[d.Window] {
+		if c := reconcile.TryCell(run, task); c != "" {
+			d.Tries = append(d.Tries, Try{RunID: run.RunID, Attempt: run.Attempt, TryState: c, taskRunID: TaskRunID(run.RunID, task)})
+		}
+	}
+	if len(d.Tries) == 0 {
+		return d, nil
+	}
 	events, _, _ := ledger.Read(sc.WF.Ledger)
+	// A task's events belong to the attempt of its run that started last before them: a
+	// resumed run's task events follow its own workflow.started.
+	attempt := map[string]int{}
 	for _, e := range events {
-		if e.RunID != lr.RunID && e.RunID != lr.RunID+"/"+task {
-			continue
+		if e.Type == WorkflowStarted {
+			attempt[e.RunID] = e.Attempt
 		}
-		if e.RunID == lr.RunID+"/"+task {
-			d.cellEvent(e)
+		for k := range d.Tries {
+			tr := &d.Tries[k]
+			own := e.RunID == tr.taskRunID && attempt[tr.RunID] == tr.Attempt
+			run := e.RunID == tr.RunID && e.Attempt == tr.Attempt
+			if own {
+				tr.event(e)
+			}
+			if run && e.Type == WorkflowStarted {
+				tr.Started = e.TS.UTC().Format(time.RFC3339)
+			}
+			if msg, _ := e.Payload["error"].(string); run && e.Payload["task"] == task && msg != "" && tr.Error == "" {
+				tr.Error = msg
+			}
+			if (own || run) && k == len(d.Tries)-1 {
+				b, _ := json.Marshal(e.Payload)
+				d.Ledger = append(d.Ledger, fmt.Sprintf("%s  %s  attempt %d  %s  %s", e.TS.UTC().Format(time.RFC3339), e.RunID, e.Attempt, e.Type, b))
+			}
 		}
-		if e.RunID == lr.RunID && e.Payload["task"] == task && e.Payload["error"] != nil && d.Error == "" {
-			d.Error = fmt.Sprint(e.Payload["error"])
-		}
-		b, _ := json.Marshal(e.Payload)
-		d.Ledger = append(d.Ledger, fmt.Sprintf("%s  %s  attempt %d  %s  %s", e.TS.UTC().Format(time.RFC3339), e.RunID, e.Attempt, e.Type, b))
 	}
 	if n := len(d.Ledger); n > 10 {
 		d.Ledger = d.Ledger[n-10:]
 	}
+	d.Try = d.Tries[len(d.Tries)-1]
 	return d, nil
 }
 
-// cellEvent takes what a cell shows from one event of its task's run.
-func (d *CellDetail) cellEvent(e ledger.Event) {
+// event takes what a try shows from one event of its task's run.
+func (t *Try) event(e ledger.Event) {
 	num := func(k string) int64 {
 		if n, ok := e.Payload[k].(json.Number); ok {
 			v, _ := n.Int64()
@@ -315,16 +371,16 @@ func (d *CellDetail) cellEvent(e ledger.Event) {
 	}
 	switch e.Type {
 	case ledger.RunFinished:
-		d.RowsRead, d.RowsKept = num("rows_read"), num("rows_kept")
+		t.RowsRead, t.RowsKept = num("rows_read"), num("rows_kept")
 		if s := num("snapshot_id"); s != 0 {
-			d.Snapshot = s
+			t.Snapshot = s
 		}
 		if msg, ok := e.Payload["error"].(string); ok && msg != "" {
-			d.Error = msg
+			t.Error = msg
 		}
 	}
 	if checks, ok := e.Payload["checks"].([]any); ok {
-		d.Checks = nil
+		t.Checks = nil
 		for _, c := range checks {
 			m, _ := c.(map[string]any)
 			name, _ := m["name"].(string)
@@ -333,7 +389,7 @@ func (d *CellDetail) cellEvent(e ledger.Event) {
 			if n, ok := m["failing_rows"].(json.Number); ok {
 				failing, _ = n.Int64()
 			}
-			d.Checks = append(d.Checks, CheckResult{Name: name, Passed: passed, Failing: failing})
+			t.Checks = append(t.Checks, CheckResult{Name: name, Passed: passed, Failing: failing})
 		}
 	}
 }

@@ -30,23 +30,11 @@ func Cell(p WindowPlan, task string, now time.Time) CellState {
 		return CellPublished
 	}
 	if lr := p.LastRun; lr != nil {
-		switch lr.Tasks[task] {
-		case v1.Succeeded:
-			return CellPublished
-		case v1.Skipped:
-			return CellSkipped
-		case v1.Blocked:
-			return CellBlocked
-		case v1.UpstreamFailed:
-			return CellUpstreamFailed
-		case v1.Failed:
-			if RetryPending(lr, now) {
+		if c := TryCell(*lr, task); c != "" {
+			if c == CellFailed && RetryPending(lr, now) {
 				return CellRetrying
 			}
-			return CellFailed
-		}
-		if !lr.Finished {
-			return CellUnfinished
+			return c
 		}
 	}
 	for _, tp := range p.Tasks {
@@ -55,6 +43,47 @@ func Cell(p WindowPlan, task string, now time.Time) CellState {
 		}
 	}
 	return CellMissing
+}
+
+// TryCell is how task ended in one attempt of a run: its outcome as a cell, unfinished when
+// the attempt never finished and the task has no outcome, "" when the task did not run in it.
+func TryCell(lr LastRun, task string) CellState {
+	switch lr.Tasks[task] {
+	case v1.Succeeded:
+		return CellPublished
+	case v1.Skipped:
+		return CellSkipped
+	case v1.Blocked:
+		return CellBlocked
+	case v1.UpstreamFailed:
+		return CellUpstreamFailed
+	case v1.Failed:
+		return CellFailed
+	}
+	if !lr.Finished {
+		return CellUnfinished
+	}
+	return ""
+}
+
+// Earlier is what went wrong for task in a window before its last run: the cells of the
+// attempts before the last one the task ran in (runs oldest first) that did not publish. A
+// window published after a data gate held it back shows as published, and this keeps the
+// gate from vanishing from the page.
+func Earlier(runs []LastRun, task string) []CellState {
+	var tries []CellState
+	for _, r := range runs {
+		if c := TryCell(r, task); c != "" {
+			tries = append(tries, c)
+		}
+	}
+	var out []CellState
+	for i, c := range tries {
+		if i < len(tries)-1 && c != CellPublished && c != CellSkipped {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // CellRun is a run of equal cells: a row of the page is sent as runs, so its size grows with the

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -31,6 +32,36 @@ func TestCell(t *testing.T) {
 	for _, c := range cases {
 		if got := Cell(c.p, c.task, now); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestEarlier(t *testing.T) {
+	try := func(finished bool, tasks map[string]v1.Outcome) LastRun {
+		return LastRun{RunID: "r", Attempt: 1, Finished: finished, Tasks: tasks}
+	}
+	blocked := try(true, map[string]v1.Outcome{"a": v1.Blocked, "b": v1.UpstreamFailed})
+	published := try(true, map[string]v1.Outcome{"a": v1.Succeeded, "b": v1.Succeeded})
+	killed := try(false, map[string]v1.Outcome{})
+	onlyB := try(true, map[string]v1.Outcome{"b": v1.Succeeded})
+	cases := []struct {
+		name string
+		runs []LastRun
+		task string
+		want []CellState
+	}{
+		{"never ran", nil, "a", nil},
+		{"published first time", []LastRun{published}, "a", nil},
+		{"still blocked: the last try is the cell", []LastRun{blocked}, "a", nil},
+		{"held back, then published", []LastRun{blocked, published}, "a", []CellState{CellBlocked}},
+		{"downstream of the gate", []LastRun{blocked, published}, "b", []CellState{CellUpstreamFailed}},
+		{"killed, blocked, then published", []LastRun{killed, blocked, published}, "a", []CellState{CellUnfinished, CellBlocked}},
+		{"a later run without the task is not its last try", []LastRun{blocked, published, onlyB}, "a", []CellState{CellBlocked}},
+		{"published, then re-run and blocked", []LastRun{published, blocked}, "a", nil},
+	}
+	for _, c := range cases {
+		if got := Earlier(c.runs, c.task); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }

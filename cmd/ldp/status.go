@@ -50,6 +50,17 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			for _, c := range t.Cells {
 				runs = append(runs, fmt.Sprintf("%d %s", c.Count, c.State))
 			}
+			var marks []string
+			for _, m := range t.Marks {
+				var earlier []string
+				for _, st := range m.Earlier {
+					earlier = append(earlier, string(st))
+				}
+				marks = append(marks, fmt.Sprintf("%s (%s)", m.Start, strings.Join(earlier, ", then ")))
+			}
+			if len(marks) > 0 {
+				runs[len(runs)-1] += "; went wrong before: " + strings.Join(marks, ", ")
+			}
 			fmt.Fprintf(s.Out, "  %-14s %s\n", t.ID, strings.Join(runs, ", then "))
 		}
 		if ob.NextFire != "" {

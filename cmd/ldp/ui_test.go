@@ -248,20 +248,41 @@ func findChromium() string {
 	return ""
 }
 
+// browser is a headless Chromium's tab, closed when the test ends.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	chrome := findChromium()
+	needProgram(t, chrome != "", "chromium", "apt-get install chromium")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
+	return ctx
+}
+
+// screenshot saves the page under the test's temp folder, and under LDP_SCREENSHOT_DIR when
+// it is set, to be looked at.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	os.WriteFile(path, shot, 0o644)
+	if d := os.Getenv("LDP_SCREENSHOT_DIR"); d != "" {
+		os.WriteFile(filepath.Join(d, name), shot, 0o644)
+	}
+	t.Logf("screenshot: %s", path)
+}
+
 // TestStatusPageInABrowser loads the page ldp ui serves in headless Chromium, reads the grid
 // from the DOM, opens the blocked cell, filters by state, and saves a screenshot.
 func TestStatusPageInABrowser(t *testing.T) {
-	chrome := findChromium()
-	needProgram(t, chrome != "", "chromium", "apt-get install chromium")
+	ctx := browser(t)
 	dir := statusFolder(t)
 	base := serveUI(t, dir)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`.row[data-task="orders"] .seg.blocked`))); err != nil {
 		t.Fatalf("load the page: %v", err)
 	}
@@ -274,13 +295,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 	if strings.Join(grid, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the grid:\n%s\nwant:\n%s", strings.Join(grid, "\n"), strings.Join(want, "\n"))
 	}
-	grid0, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := os.Getenv("LDP_SCREENSHOT_DIR"); d != "" {
-		os.WriteFile(filepath.Join(d, "grid.png"), grid0, 0o644)
-	}
+	screenshot(t, ctx, "grid.png")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.row[data-task="orders"] .seg.blocked`)), chromedp.WaitVisible(chromedp.CSS(`#detail .command`))); err != nil {
 		t.Fatalf("open the blocked cell: %v", err)
 	}
@@ -288,21 +303,12 @@ func TestStatusPageInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
+	screenshot(t, ctx, "status.png")
 	for _, want := range []string{"blocked", "range(amount)", "FAILED", "ldp backfill " + filepath.Join(dir, "workflow.json") + " --from 2026-08-06T22:00:00Z --to 2026-08-07T22:00:00Z"} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("the blocked cell's detail lacks %q:\n%s", want, detail)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "status.png")
-	os.WriteFile(path, shot, 0o644)
-	if d := os.Getenv("LDP_SCREENSHOT_DIR"); d != "" {
-		os.WriteFile(filepath.Join(d, "status.png"), shot, 0o644)
-	}
-	t.Logf("screenshot: %s", path)
 	// A filter filters: only the rows with a blocked cell remain.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("close")), chromedp.SetValue(chromedp.ID("f-state"), "blocked")); err != nil {
 		t.Fatal(err)
@@ -311,4 +317,88 @@ func TestStatusPageInABrowser(t *testing.T) {
 	if err != nil || rows != 1 {
 		t.Errorf("filtered to blocked: %d rows (%v), want 1", rows, err)
 	}
+}
+
+// TestDemoStatusPage is the page over what ldp demo built, as its last Explore line serves it:
+// the daily workflow's published days, the third marked as held back before its fix, the
+// tries of that day with the failing check, and the backfill of the missed days to run next.
+func TestDemoStatusPage(t *testing.T) {
+	ctx := browser(t)
+	dir := filepath.Join(t.TempDir(), "ldp-demo")
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"demo", "--workdir", dir}, &streams{Out: &out, Err: &out, Getenv: os.Getenv}); code != 0 {
+		t.Fatalf("ldp demo exited %d:\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "ldp ui "+dir) {
+		t.Fatalf("the demo does not end with ldp ui %s:\n%s", dir, out.String())
+	}
+	text := ldpOK(t, "status", dir)
+	workflow := filepath.Join(dir, "daily", "workflow.json")
+	for _, want := range []string{
+		"  orders         5 published, then ", "; went wrong before: 2026-08-03T00:00:00Z (blocked)\n",
+		"  revenue        5 published, then ", "; went wrong before: 2026-08-03T00:00:00Z (upstream_failed)\n",
+		"missed      ", "windows: ldp backfill " + workflow + " --from 2026-08-06T00:00:00Z --to ",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ldp status %s lacks %q:\n%s", dir, want, text)
+		}
+	}
+	var rep struct {
+		Objects []struct {
+			Name    string
+			Windows struct{ Count int }
+		}
+	}
+	json.Unmarshal([]byte(ldpOK(t, "status", dir, "-o", "json")), &rep)
+	if len(rep.Objects) != 1 || rep.Objects[0].Name != "daily" || rep.Objects[0].Windows.Count < 6 {
+		t.Fatalf("the demo's objects: %+v", rep)
+	}
+	missing := strconv.Itoa(rep.Objects[0].Windows.Count - 5)
+	base := serveUI(t, dir)
+	marked := `.row[data-task="orders"] .seg.marked`
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(marked))); err != nil {
+		t.Fatalf("load the page: %v", err)
+	}
+	grid, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.row')].map(r => r.dataset.task + ': ' + [...r.querySelectorAll('.seg')].map(s => s.dataset.state + '*' + s.style.flexGrow + s.textContent + (s.dataset.earlier ? '(' + s.dataset.earlier + ')' : '')).join(' '))`))
+	if err != nil {
+		t.Fatalf("read the grid: %v", err)
+	}
+	want := []string{
+		"orders: published*2✓ published*1✓•(blocked) published*2✓ missing*" + missing + "·",
+		"revenue: published*2✓ published*1✓•(upstream_failed) published*2✓ missing*" + missing + "·",
+	}
+	if strings.Join(grid, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the grid:\n%s\nwant:\n%s", strings.Join(grid, "\n"), strings.Join(want, "\n"))
+	}
+	page, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#objects`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page, "5 published · "+missing+" missing · 1 window went wrong before its last try") {
+		t.Errorf("the page's counts:\n%s", page)
+	}
+	if !strings.Contains(page, "ldp backfill "+workflow+" --from 2026-08-06T00:00:00Z --to ") || !strings.Contains(page, "next fire") {
+		t.Errorf("the page does not say what to run next:\n%s", page)
+	}
+	screenshot(t, ctx, "demo-grid.png")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(marked)), chromedp.WaitVisible(chromedp.CSS(`#detail .tries`))); err != nil {
+		t.Fatalf("open the marked cell: %v", err)
+	}
+	tries, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#detail .tries tr[data-try]')].map(r => [...r.cells].slice(0, 2).map(c => c.textContent).join(': '))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tries) != 2 || tries[0] != "blocked: range(amount): 1 failing rows" || !strings.HasPrefix(tries[1], "published: snapshot ") {
+		t.Errorf("the tries of 3 August: %q, want the blocked try and its check, then the published one", tries)
+	}
+	detail, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#detail-body`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"published (after 2 tries: blocked before)", "ldp backfill " + workflow + " --from 2026-08-03T00:00:00Z --to 2026-08-04T00:00:00Z --replace"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the detail lacks %q:\n%s", want, detail)
+		}
+	}
+	screenshot(t, ctx, "demo.png")
 }

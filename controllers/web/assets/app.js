@@ -44,6 +44,25 @@ function slice(runs, lo, hi) {
   return out;
 }
 
+// marked splits runs so that each marked window (a window that went wrong before its last
+// try) is a run of its own, carrying what went wrong.
+function marked(runs, marks) {
+  if (!marks || !marks.length) return runs;
+  const at = new Map(marks.map((m) => [m.i, m.earlier]));
+  const out = [];
+  for (const r of runs) {
+    let from = r.at;
+    for (let i = r.at; i < r.at + r.n; i++) {
+      if (!at.has(i)) continue;
+      if (i > from) out.push({ s: r.s, n: i - from, at: from });
+      out.push({ s: r.s, n: 1, at: i, earlier: at.get(i) });
+      from = i + 1;
+    }
+    if (from < r.at + r.n) out.push({ s: r.s, n: r.at + r.n - from, at: from });
+  }
+  return out;
+}
+
 function filters() {
   const from = $("f-from").value ? Date.parse($("f-from").value) : -Infinity;
   const to = $("f-to").value ? Date.parse($("f-to").value) : Infinity;
@@ -63,6 +82,7 @@ function render() {
   box.replaceChildren();
   const legend = el("div", { class: "legend", "aria-label": "Legend" });
   for (const s of STATES) legend.append(el("span", { class: s, "data-symbol": SYMBOL[s], style: `--c: var(--${s})`, text: s }));
+  legend.append(el("span", { class: "marked", "data-symbol": "•", text: "went wrong before its last try (click for the tries)" }));
   box.append(legend);
   let shown = 0;
   for (const ob of report.objects) {
@@ -71,7 +91,7 @@ function render() {
     let lo = 0, hi = ws.length;
     while (lo < hi && ws[lo] < f.from) lo++;
     while (hi > lo && ws[hi - 1] >= f.to) hi--;
-    const rows = ob.tasks.map((t) => ({ t, runs: slice(t.cells, lo, hi) }))
+    const rows = ob.tasks.map((t) => ({ t, runs: marked(slice(t.cells, lo, hi), t.marks) }))
       .filter((r) => !f.state || r.runs.some((x) => x.s === f.state));
     if (f.state && rows.length === 0) continue;
     shown++;
@@ -103,6 +123,9 @@ function objectView(ob, ws, lo, hi, rows, state) {
     bar.append(el("span", { class: s, style: `flex: ${n}; background: var(--${s})`, title: `${n} ${s} (${Math.round(100 * n / total)}%)` }));
   }
   sec.append(bar);
+  const wrong = new Set(ob.tasks.flatMap((t) => (t.marks || []).map((m) => m.i))).size;
+  sec.append(el("p", { class: "meta counts", text: STATES.filter((s) => ob.summary[s]).map((s) => `${ob.summary[s]} ${s}`).join(" · ") +
+    (wrong ? ` · ${wrong} window${wrong > 1 ? "s" : ""} went wrong before ${wrong > 1 ? "their" : "its"} last try` : "") }));
   if (hi > lo) {
     const axis = el("div", { class: "axis" });
     axis.append(el("span", { text: fmt(ws[lo], ob.timezone) }), el("span", { class: "end", text: fmt(ws[hi - 1], ob.timezone) }));
@@ -118,10 +141,12 @@ function objectView(ob, ws, lo, hi, rows, state) {
     const b = el("div", { class: "bar" });
     for (const r of runs) {
       const first = fmt(ws[r.at], ob.timezone), last = fmt(ws[r.at + r.n - 1], ob.timezone);
-      const label = r.n === 1 ? `${t.id} ${first}: ${r.s}` : `${t.id} ${first} to ${last}: ${r.n} windows ${r.s}`;
-      const seg = el("button", { type: "button", class: "seg " + r.s, "data-state": r.s, "data-start": new Date(ws[r.at]).toISOString().replace(".000Z", "Z"),
+      let label = r.n === 1 ? `${t.id} ${first}: ${r.s}` : `${t.id} ${first} to ${last}: ${r.n} windows ${r.s}`;
+      if (r.earlier) label += ` (${r.earlier.join(", then ")} before)`;
+      const seg = el("button", { type: "button", class: "seg " + r.s + (r.earlier ? " marked" : ""), "data-state": r.s, "data-start": new Date(ws[r.at]).toISOString().replace(".000Z", "Z"),
         style: `flex: ${r.n}; background: var(--${r.s})${state && r.s !== state ? "; opacity: .25" : ""}`, title: label, "aria-label": label });
-      seg.textContent = SYMBOL[r.s];
+      if (r.earlier) seg.setAttribute("data-earlier", r.earlier.join(" "));
+      seg.textContent = SYMBOL[r.s] + (r.earlier ? "•" : "");
       seg.addEventListener("click", (ev) => {
         // A run of several windows: the one under the pointer (or the first, from the keyboard).
         const rect = seg.getBoundingClientRect();
@@ -146,9 +171,22 @@ async function showCell(ob, task, start) {
     body.append(el("h2", { text: `${d.object} · ${d.task}` }), el("p", { text: `${d.window} (${ob.timezone}: ${fmt(Date.parse(start), ob.timezone)})` }));
     const tbl = el("table", { class: "detail" });
     const add = (k, v) => { if (v !== undefined && v !== "" && v !== 0) tbl.append(el("tr", {}, el("th", { text: k }), el("td", { text: String(v) }))); };
-    add("state", d.state); add("idempotency key", d.idempotency_key); add("run", d.run_id); add("attempt", d.attempt);
+    const earlier = (d.tries || []).slice(0, -1).map((t) => t.try_state).filter((x) => x !== "published" && x !== "skipped");
+    add("state", d.state + (earlier.length ? ` (after ${d.tries.length} tries: ${earlier.join(", then ")} before)` : "")); add("idempotency key", d.idempotency_key); add("run", d.run_id); add("attempt", d.attempt);
     add("snapshot", d.snapshot_id); add("rows read", d.rows_read); add("rows kept", d.rows_kept); add("retry due", d.retry_at); add("error", d.error);
     body.append(tbl);
+    if (d.tries && d.tries.length > 1) {
+      // Every try of the window, oldest first: a gate that held it back stays visible after
+      // a fix published it.
+      const tt = el("table", { class: "tries" }, el("tr", {}, el("th", { text: "ended" }), el("th", { text: "why" }), el("th", { text: "started" }), el("th", { text: "run" })));
+      for (const t of d.tries) {
+        const failed = (t.checks || []).filter((c) => !c.passed).map((c) => `${c.name}: ${c.failing_rows} failing rows`);
+        tt.append(el("tr", { "data-try": t.try_state }, el("td", { class: "state", text: t.try_state }),
+          el("td", { text: failed.length ? failed.join("; ") : (t.error || (t.snapshot_id ? "snapshot " + t.snapshot_id : "")) }),
+          el("td", { text: t.started || "" }), el("td", { text: `${t.run_id} #${t.attempt}` })));
+      }
+      body.append(el("h3", { text: `Tries (${d.tries.length})` }), tt);
+    }
     if (d.checks && d.checks.length) {
       const ct = el("table", { class: "checks" }, el("tr", {}, el("th", { text: "check" }), el("th", { text: "result" }), el("th", { text: "failing rows" })));
       for (const c of d.checks) ct.append(el("tr", { "data-check": c.name }, el("td", { text: c.name }), el("td", { text: c.passed ? "passed" : "FAILED" }), el("td", { text: String(c.failing_rows) })));
