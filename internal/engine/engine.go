@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,6 +27,43 @@ type DB struct {
 	conn    *sql.Conn
 	tmpDir  string
 	private bool
+	// seen holds what Columns and Count found of each relation since the last statement
+	// that could change it (Query and QueryRow only read): a run's extract, checks, ledger payload and write each describe
+	// and count the same few views, and at 1-2 ms a statement that was a fifth of a small
+	// window's time. Any Exec forgets it (a view replaced, a file written that a glob reads).
+	mu   sync.Mutex
+	seen map[string]seen
+}
+
+type seen struct {
+	cols  []Column
+	count int64
+	// counted is set when count is known.
+	counted bool
+}
+
+// forget drops what Columns and Count remember: the relations may have changed.
+func (d *DB) forget() {
+	d.mu.Lock()
+	clear(d.seen)
+	d.mu.Unlock()
+}
+
+func (d *DB) recall(relation string) seen {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.seen[relation]
+}
+
+func (d *DB) remember(relation string, f func(*seen)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen == nil {
+		d.seen = map[string]seen{}
+	}
+	s := d.seen[relation]
+	f(&s)
+	d.seen[relation] = s
 }
 
 // Starting DuckDB is some 20 ms of a small window's run, so a closed database goes back to a
@@ -125,6 +163,7 @@ func (d *DB) Close() error {
 // reset drops what a run left in the session: temporary tables and views, variables and
 // attached databases.
 func (d *DB) reset() error {
+	d.forget()
 	ctx := context.Background()
 	_, objs, err := d.Rows(ctx, `SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary
 		UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal
@@ -160,6 +199,7 @@ func (d *DB) closeNow() error {
 
 // Exec runs a statement.
 func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
+	d.forget()
 	if _, err := d.conn.ExecContext(ctx, query, args...); err != nil {
 		return &Error{Query: query, Err: err}
 	}
@@ -168,6 +208,7 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 
 // ExecCount runs a statement and returns the rows it changed (for COPY, the rows written).
 func (d *DB) ExecCount(ctx context.Context, query string, args ...any) (int64, error) {
+	d.forget()
 	res, err := d.conn.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, &Error{Query: query, Err: err}
@@ -195,6 +236,7 @@ func (d *DB) QueryRow(ctx context.Context, query string, dest ...any) error {
 // Rows runs a query and returns its column names and every row, each value as the driver
 // scans it into an interface (nil for NULL). For results small enough to print.
 func (d *DB) Rows(ctx context.Context, query string) ([]string, [][]any, error) {
+	d.forget() // a user's SQL may be any statement
 	rows, err := d.Query(ctx, query)
 	if err != nil {
 		return nil, nil, err
@@ -221,9 +263,15 @@ func (d *DB) Rows(ctx context.Context, query string) ([]string, [][]any, error) 
 
 // Count returns the number of rows of a relation.
 func (d *DB) Count(ctx context.Context, relation string) (int64, error) {
+	if s := d.recall(relation); s.counted {
+		return s.count, nil
+	}
 	var n int64
-	err := d.QueryRow(ctx, "SELECT count(*) FROM "+relation, &n)
-	return n, err
+	if err := d.QueryRow(ctx, "SELECT count(*) FROM "+relation, &n); err != nil {
+		return 0, err
+	}
+	d.remember(relation, func(s *seen) { s.count, s.counted = n, true })
+	return n, nil
 }
 
 // Column is a column of a relation as DuckDB types it.
@@ -234,6 +282,17 @@ type Column struct {
 
 // Columns describes a relation or a query (anything that can follow FROM).
 func (d *DB) Columns(ctx context.Context, relation string) ([]Column, error) {
+	if s := d.recall(relation); s.cols != nil {
+		return slices.Clone(s.cols), nil
+	}
+	cols, err := d.describe(ctx, relation)
+	if err == nil && cols != nil {
+		d.remember(relation, func(s *seen) { s.cols = slices.Clone(cols) })
+	}
+	return cols, err
+}
+
+func (d *DB) describe(ctx context.Context, relation string) ([]Column, error) {
 	rows, err := d.Query(ctx, "DESCRIBE SELECT * FROM "+relation)
 	if err != nil {
 		return nil, err

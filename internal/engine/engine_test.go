@@ -140,3 +140,43 @@ func TestBoundedSetsAndRestoresTheLimit(t *testing.T) {
 		t.Errorf("limit after Bounded = %q, want the default %q back", after, before)
 	}
 }
+
+// TestRememberedUntilAStatement: Columns and Count answer from memory until a statement runs
+// that may change the relation, and what they return is the caller's to change.
+func TestRememberedUntilAStatement(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Exec(ctx, "CREATE TEMP TABLE r AS SELECT 1 AS a"); err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := d.Columns(ctx, "r")
+	cols[0].Name = "changed by the caller"
+	if again, _ := d.Columns(ctx, "r"); len(again) != 1 || again[0].Name != "a" {
+		t.Errorf("columns after a caller changed its copy: %v", again)
+	}
+	if n, _ := d.Count(ctx, "r"); n != 1 {
+		t.Errorf("count %d, want 1", n)
+	}
+	if err := d.Exec(ctx, "INSERT INTO r VALUES (2)"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := d.Count(ctx, "r"); n != 2 {
+		t.Errorf("count after an insert %d, want 2: an Exec must forget it", n)
+	}
+	if _, err := d.ExecCount(ctx, "ALTER TABLE r ADD COLUMN b INTEGER"); err != nil {
+		t.Fatal(err)
+	}
+	if cols, _ := d.Columns(ctx, "r"); len(cols) != 2 {
+		t.Errorf("columns after ALTER TABLE: %v, want a and b", cols)
+	}
+	if _, _, err := d.Rows(ctx, "CREATE OR REPLACE TEMP TABLE r AS SELECT 1 AS c"); err != nil {
+		t.Fatal(err)
+	}
+	if cols, _ := d.Columns(ctx, "r"); len(cols) != 1 || cols[0].Name != "c" {
+		t.Errorf("columns after a user's statement: %v, want c", cols)
+	}
+}

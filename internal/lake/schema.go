@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -34,8 +35,44 @@ var TableProperties = iceberg.Properties{
 }
 
 // batchSchema is the Iceberg schema of the rows of relation, read from a Parquet file DuckDB
-// writes with no rows: exactly the types AddFiles will compare the data files with.
+// writes with no rows: exactly the types AddFiles will compare the data files with. The
+// schema follows from the relation's DuckDB columns alone, so it is probed once per column
+// list in a process (a backfill's windows share one; the probe was a COPY and a file a window).
 func batchSchema(ctx context.Context, db *engine.DB, relation, tmpDir string) (*iceberg.Schema, error) {
+	cols, err := db.Columns(ctx, relation)
+	if err != nil {
+		return nil, fmt.Errorf("read the batch's schema: %w", err)
+	}
+	var key strings.Builder
+	for _, c := range cols {
+		fmt.Fprintf(&key, "%q %s\n", c.Name, c.Type)
+	}
+	probed.Lock()
+	sc := probed.m[key.String()]
+	probed.Unlock()
+	if sc != nil {
+		return sc, nil
+	}
+	sc, err = probeSchema(ctx, db, relation, tmpDir)
+	if err != nil {
+		return nil, err
+	}
+	probed.Lock()
+	if probed.m == nil || len(probed.m) >= 256 {
+		probed.m = map[string]*iceberg.Schema{}
+	}
+	probed.m[key.String()] = sc
+	probed.Unlock()
+	return sc, nil
+}
+
+// probed holds the schemas batchSchema probed, by column list.
+var probed struct {
+	sync.Mutex
+	m map[string]*iceberg.Schema
+}
+
+func probeSchema(ctx context.Context, db *engine.DB, relation, tmpDir string) (*iceberg.Schema, error) {
 	probe := filepath.Join(tmpDir, "schema-probe.parquet")
 	defer os.Remove(probe)
 	if err := db.Exec(ctx, fmt.Sprintf("COPY (SELECT * FROM %s LIMIT 0) TO %s (FORMAT parquet)", relation, engine.Lit(probe))); err != nil {

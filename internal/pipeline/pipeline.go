@@ -194,7 +194,7 @@ func (r *run) stagingDir() (string, error) {
 // stage writes the rows of SELECT sel FROM from to Parquet in dir and returns what reads them.
 // For an append to a partitioned Iceberg table the files are split as the table's are, so
 // they can become its data files as they are (see prewritten).
-func (r *run) stage(ctx context.Context, dir, sel, from string, cols []engine.Column) (string, error) {
+func (r *run) stage(ctx context.Context, dir, sel, from string, cols []engine.Column) (string, int64, error) {
 	t := r.p.Metadata.Target
 	if r.toIceberg() && len(t.PartitionBy) > 0 && r.res.Mode == lake.Append && r.p.Metadata.Transform == nil {
 		cast := make([]engine.Column, len(cols))
@@ -214,20 +214,21 @@ func (r *run) stage(ctx context.Context, dir, sel, from string, cols []engine.Co
 			n, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s, %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (%s), FILENAME_PATTERN 'part-{i}')",
 				sel, strings.Join(keys, ", "), from, engine.Lit(out), strings.Join(aliases, ", ")))
 			if err != nil {
-				return "", r.readError(err)
+				return "", 0, r.readError(err)
 			}
 			if n > 0 {
 				r.staged, r.stagedParts = out, exprs
-				return fmt.Sprintf("read_parquet(%s, hive_partitioning = false)", engine.Lit(filepath.Join(out, "**", "*.parquet"))), nil
+				return fmt.Sprintf("read_parquet(%s, hive_partitioning = false)", engine.Lit(filepath.Join(out, "**", "*.parquet"))), n, nil
 			}
 			os.RemoveAll(out) // no rows: no files to read back; stage one empty file instead
 		}
 	}
 	r.staged = filepath.Join(dir, "extract.parquet")
-	if _, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy)", sel, from, engine.Lit(r.staged))); err != nil {
-		return "", r.readError(err)
+	n, err := r.db.ExecCount(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION snappy)", sel, from, engine.Lit(r.staged)))
+	if err != nil {
+		return "", 0, r.readError(err)
 	}
-	return fmt.Sprintf("read_parquet(%s)", engine.Lit(r.staged)), nil
+	return fmt.Sprintf("read_parquet(%s)", engine.Lit(r.staged)), n, nil
 }
 
 // prewritten is the extracted file when it holds exactly the batch: no transform changed the
@@ -477,13 +478,14 @@ func (r *run) extract(ctx context.Context) error {
 	// reads that file through views. Nothing is held whole in memory (a 10 M-row CSV took 4
 	// times DuckDB's own peak when it was a temporary table), the checks read only the columns
 	// they need, and the run sees one version of a file even if it is replaced meanwhile.
+	n := int64(-1) // the rows staged, which COPY counted; unknown for a source read in place
 	if from != "ldp_source" {
 		dir, err := r.stagingDir()
 		if err != nil {
 			return err
 		}
 		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
-		if from, err = r.stage(ctx, dir, sel, from, cols); err != nil {
+		if from, n, err = r.stage(ctx, dir, sel, from, cols); err != nil {
 			return err
 		}
 		sel = "*"
@@ -491,9 +493,11 @@ func (r *run) extract(ctx context.Context) error {
 	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW ldp_extract AS SELECT %s FROM %s", sel, from)); err != nil {
 		return r.readError(err)
 	}
-	n, err := r.db.Count(ctx, "ldp_extract")
-	if err != nil {
-		return err
+	var err error
+	if n < 0 {
+		if n, err = r.db.Count(ctx, "ldp_extract"); err != nil {
+			return err
+		}
 	}
 	r.res.RowsRead = n
 	// With a window and a window column, only the window's rows go on, right after the
@@ -525,10 +529,12 @@ func (r *run) extract(ctx context.Context) error {
 	if err := r.db.Exec(ctx, "CREATE TEMP VIEW source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
 		return err
 	}
-	if r.res.RowsKept, err = r.db.Count(ctx, "source"); err != nil {
-		return err
+	if where == "true" {
+		r.res.RowsKept = n // no window filter: every row read is kept
+		return nil
 	}
-	return nil
+	r.res.RowsKept, err = r.db.Count(ctx, "source")
+	return err
 }
 
 // badTimestamp explains a CSV window column read as text: the file, the line and the first
