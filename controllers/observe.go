@@ -188,14 +188,10 @@ func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[strin
 	if err != nil {
 		return nil, err
 	}
-	for s := tbl.CurrentSnapshot(); s != nil; {
+	for _, s := range lake.Ancestry(tbl) {
 		if k := s.Summary.Properties[lake.KeyProp]; k != "" {
 			keys[k] = true
 		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = tbl.SnapshotByID(*s.ParentSnapshotID)
 	}
 	return keys, nil
 }

@@ -72,16 +72,12 @@ func Commits(ctx context.Context, path, prefix string) ([]Commit, error) {
 		return nil, err
 	}
 	rows := []Commit{}
-	for sn := tbl.CurrentSnapshot(); sn != nil; {
+	for _, sn := range lake.Ancestry(tbl) {
 		props := sn.Summary.Properties
 		if k := props[lake.KeyProp]; k != "" && strings.HasPrefix(k, prefix) {
 			rows = append(rows, Commit{SnapshotID: sn.SnapshotID, TimestampMs: sn.TimestampMs, Key: k, RunID: props[lake.RunIDProp],
 				Attempt: atoiOr0(props[lake.AttemptProp]), Window: props[lake.WindowProp], Rows: int64Of(props["added-records"])})
 		}
-		if sn.ParentSnapshotID == nil {
-			break
-		}
-		sn = tbl.SnapshotByID(*sn.ParentSnapshotID)
 	}
 	slices.Reverse(rows)
 	return rows, nil

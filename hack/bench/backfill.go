@@ -1,81 +1,134 @@
 package main
 
 import (
-	"context"
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
-
-	"github.com/ldp-dev/ldp/controllers"
 )
 
-// backfillResult is a daily backfill of small windows through ldp's runner, end to end.
+// backfillResult is a backfill of small windows through the ldp command, end to end.
 type backfillResult struct {
 	Windows   int
+	Wall      time.Duration
 	PerSecond float64
-	// First and Last are the median time per window of the first and the last 50 windows.
+	// First and Last are the median time per window of the first and the last Edge windows.
 	First, Last time.Duration
+	Edge        int
+	// MetadataJSON is the size of the table's current metadata.json; MetadataDir the bytes
+	// and Files the count of every file under its metadata folder.
+	MetadataJSON, MetadataDir int64
+	MetadataFiles             int
 }
 
-// runBackfill backfills n daily windows of rows rows each (one drop file a day) into a new
-// table, batch windows to a commit (0: ldp's default).
-func runBackfill(dir string, n, rows, batch int, progress func(done, total int)) (*backfillResult, error) {
+// runBackfill runs `ldp backfill` over n windows of size (day or hour) of rows rows each, one
+// drop file a window picked by a placeholder, two checks, appended to a new table; then reads
+// when each window was published from the ledger, and measures the table's metadata.
+func runBackfill(ldp, dir string, n, rows int, size string, edge int) (*backfillResult, error) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	step, layout, placeholder := 24*time.Hour, "2006-01-02", "%Y-%m-%d"
+	if size == "hour" {
+		step, layout, placeholder = time.Hour, "2006-01-02T15", "%Y-%m-%dT%H"
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "drops"), 0o755); err != nil {
 		return nil, err
 	}
-	for d := 0; d < n; d++ {
-		day := start.AddDate(0, 0, d)
+	for w := 0; w < n; w++ {
+		t := start.Add(time.Duration(w) * step)
 		var b strings.Builder
 		b.WriteString("id,ts,amount\n")
 		for r := 0; r < rows; r++ {
-			fmt.Fprintf(&b, "%d,%s,%d\n", d*rows+r, day.Add(time.Duration(r)*time.Hour).Format("2006-01-02 15:04:05"), r)
+			fmt.Fprintf(&b, "%d,%s,%d\n", w*rows+r, t.Add(time.Duration(r)*step/time.Duration(rows)).Format("2006-01-02 15:04:05"), r)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "drops", day.Format("2006-01-02")+".csv"), []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "drops", t.Format(layout)+".csv"), []byte(b.String()), 0o644); err != nil {
 			return nil, err
 		}
 	}
 	spec := filepath.Join(dir, "events.json")
-	if err := os.WriteFile(spec, []byte(`{"identifier": "events", "metadata": {"window": {"size": "day"},
-		"source": {"format": "CSV", "path": "drops/{window_start:%Y-%m-%d}.csv"},
+	if err := os.WriteFile(spec, []byte(`{"identifier": "events", "metadata": {"window": {"size": "`+size+`"},
+		"source": {"format": "CSV", "path": "drops/{window_start:`+placeholder+`}.csv"},
 		"target": {"name": "events", "format": "ICEBERG", "catalog": {"identifier": "bench"}},
 		"quality": [{"check": "row_count", "min": 1}, {"check": "unique", "columns": ["id"]}]}}`), 0o644); err != nil {
 		return nil, err
 	}
-	wf, err := controllers.LoadWorkflow(spec)
+	end := start.Add(time.Duration(n) * step)
+	// Exit 0 is every window published; the ledger says when each was.
+	m, err := run(dir, ldp, "backfill", "events.json", "--from", start.Format(time.RFC3339), "--to", end.Format(time.RFC3339),
+		"--max-windows", fmt.Sprint(n))
 	if err != nil {
 		return nil, err
 	}
-	// Windows publish several to a commit and report in bursts, so the time per window is
-	// taken over blocks of ten: from the end of one block to the end of the next, over ten.
-	var ends []time.Time
-	t0 := time.Now()
-	res, err := (&controllers.Runner{}).Backfill(context.Background(), wf, controllers.BackfillOptions{
-		From: start.Format("2006-01-02"), To: start.AddDate(0, 0, n).Format("2006-01-02"), MaxWindows: n, Batch: batch,
-		OnWindow: func(done, total int, w controllers.BackfillWindow) {
-			ends = append(ends, time.Now())
-			if progress != nil {
-				progress(done, total)
-			}
-		},
-	})
+	ends, err := publishTimes(filepath.Join(dir, ".ldp", "events.jsonl"))
 	if err != nil {
 		return nil, err
 	}
-	if res.Counts[controllers.OutcomePublished] != n {
-		return nil, fmt.Errorf("backfill: %v, want %d published", res.Counts, n)
+	if len(ends) != n {
+		return nil, fmt.Errorf("the ledger holds %d published windows, want %d", len(ends), n)
 	}
-	total := time.Since(t0)
+	// Windows publish several to a commit, so the time per window is taken over blocks of
+	// ten: from the end of one block to the end of the next, over ten.
 	const block = 10
 	var per []time.Duration
-	prev := t0
-	for i := block - 1; i < len(ends); i += block {
-		per = append(per, ends[i].Sub(prev)/block)
-		prev = ends[i]
+	for i := block; i < len(ends); i += block {
+		per = append(per, ends[i].Sub(ends[i-block])/block)
 	}
-	k := max(min(5, len(per)/2), 1)
-	return &backfillResult{Windows: len(ends), PerSecond: float64(len(ends)) / total.Seconds(),
-		First: median(per[:k]), Last: median(per[len(per)-k:])}, nil
+	k := max(min(edge/block, len(per)/2), 1)
+	res := &backfillResult{Windows: n, Wall: m.Wall, PerSecond: float64(n) / m.Wall.Seconds(), Edge: k * block,
+		First: median(per[:k]), Last: median(per[len(per)-k:])}
+	res.MetadataJSON, res.MetadataDir, res.MetadataFiles, err = metadataSize(dir)
+	return res, err
+}
+
+// publishTimes is when each window's run was published, in order, from the ledger.
+func publishTimes(ledger string) ([]time.Time, error) {
+	f, err := os.Open(ledger)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []time.Time
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e struct {
+			Type string    `json:"type"`
+			TS   time.Time `json:"ts"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "run.published" {
+			out = append(out, e.TS)
+		}
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out, sc.Err()
+}
+
+// metadataSize measures the metadata folder of the one table under dir: the newest
+// metadata.json, and every file there.
+func metadataSize(dir string) (current, total int64, files int, err error) {
+	var newest string
+	var newestAt time.Time
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(filepath.Dir(p)) != "metadata" {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += info.Size()
+		files++
+		if strings.HasSuffix(p, ".metadata.json") && info.ModTime().After(newestAt) {
+			newest, newestAt, current = p, info.ModTime(), info.Size()
+		}
+		return nil
+	})
+	if err == nil && newest == "" {
+		err = fmt.Errorf("no metadata.json under %s", dir)
+	}
+	return current, total, files, err
 }

@@ -269,7 +269,7 @@ func (e *NotFoundError) Error() string {
 // 1,000 snapshots), and a backfill loads the same version many times.
 func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 	if loc, err := c.metadataLocation(ctx, r); err == nil && loc != "" {
-		if meta := metadataCache.get(loc); meta != nil {
+		if meta, ok := metadataCache.get(loc); ok && meta != nil {
 			return table.New(r.ident(), meta, loc, icebergio.LoadFSFunc(c.props, loc), c.cat), nil
 		}
 	}
@@ -305,26 +305,30 @@ func (c *Catalog) metadataLocation(ctx context.Context, r Ref) (string, error) {
 	return loc.String, nil
 }
 
-// metaCache holds the last few parsed metadata files by location. Metadata is not mutated
-// after parsing (iceberg-go's builders copy it), so sharing one between tables is safe.
-type metaCache struct {
+// byLocation holds what was derived from the last few metadata files, by location. A metadata
+// file is never changed once written (a commit writes a new one), so what follows from it
+// holds as long as it is kept.
+type byLocation[V any] struct {
 	mu    sync.Mutex
-	byLoc map[string]table.Metadata
+	byLoc map[string]V
 	order []string
 }
 
 const metaCacheSize = 16
 
-var metadataCache = &metaCache{byLoc: map[string]table.Metadata{}}
+// metadataCache holds parsed metadata. Metadata is not mutated after parsing (iceberg-go's
+// builders copy it), so sharing one between tables is safe.
+var metadataCache = &byLocation[table.Metadata]{}
 
-func (m *metaCache) get(loc string) table.Metadata {
+func (m *byLocation[V]) get(loc string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.byLoc[loc]
+	v, ok := m.byLoc[loc]
+	return v, ok
 }
 
-func (m *metaCache) put(loc string, meta table.Metadata) {
-	if loc == "" || meta == nil {
+func (m *byLocation[V]) put(loc string, v V) {
+	if loc == "" {
 		return
 	}
 	m.mu.Lock()
@@ -332,7 +336,10 @@ func (m *metaCache) put(loc string, meta table.Metadata) {
 	if _, ok := m.byLoc[loc]; ok {
 		return
 	}
-	m.byLoc[loc] = meta
+	if m.byLoc == nil {
+		m.byLoc = map[string]V{}
+	}
+	m.byLoc[loc] = v
 	m.order = append(m.order, loc)
 	if len(m.order) > metaCacheSize {
 		delete(m.byLoc, m.order[0])

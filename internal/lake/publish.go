@@ -117,25 +117,71 @@ func FindKey(tbl *table.Table, key string, now time.Time) (*table.Snapshot, erro
 			horizon = n
 		}
 	}
-	cutoff := now.Add(-time.Duration(horizon) * 24 * time.Hour).UnixMilli()
+	a := mainAncestry(tbl)
+	if s := a.keys[key]; s != nil {
+		return s, nil
+	}
+	if !a.broken {
+		return nil, nil
+	}
+	if a.lastMs < now.Add(-time.Duration(horizon)*24*time.Hour).UnixMilli() {
+		return nil, nil // expired beyond the horizon: absence is proven as far as promised
+	}
+	return nil, &UnprovableError{Ref: Ref{Namespace: tbl.Identifier()[0], Name: tbl.Identifier()[len(tbl.Identifier())-1]}, Key: key, Missing: a.missing}
+}
+
+// ancestry is one walk of main from its head: the newest snapshot holding each key, and where
+// the walk stopped when a parent is missing (expired).
+type ancestry struct {
+	chain []*table.Snapshot
+	keys  map[string]*table.Snapshot
+	// broken is set when the oldest snapshot reached names a parent that is not there;
+	// lastMs is that snapshot's time and missing the parent's id.
+	broken  bool
+	lastMs  int64
+	missing int64
+}
+
+// ancestries holds the walks of the last few metadata files: a backfill asks for each
+// window's key on the same main, and iceberg-go finds a snapshot by id by scanning them all
+// (a walk of 1,000 snapshots was a million steps, once a window).
+var ancestries = &byLocation[*ancestry]{}
+
+// Ancestry is main's snapshots from its head back, newest first, as far as they exist: one
+// walk per metadata file, shared by every caller, which must not change them.
+func Ancestry(tbl *table.Table) []*table.Snapshot { return mainAncestry(tbl).chain }
+
+func mainAncestry(tbl *table.Table) *ancestry {
+	loc := tbl.MetadataLocation()
+	if a, ok := ancestries.get(loc); ok {
+		return a
+	}
+	snaps := tbl.Metadata().Snapshots()
+	byID := make(map[int64]*table.Snapshot, len(snaps))
+	for i := range snaps {
+		byID[snaps[i].SnapshotID] = &snaps[i]
+	}
+	a := &ancestry{keys: map[string]*table.Snapshot{}}
 	s := tbl.CurrentSnapshot()
-	for depth := 0; s != nil; depth++ {
-		if s.Summary != nil && s.Summary.Properties[KeyProp] == key {
-			return s, nil
+	for s != nil {
+		a.chain = append(a.chain, s)
+		if s.Summary != nil {
+			if k := s.Summary.Properties[KeyProp]; k != "" && a.keys[k] == nil {
+				a.keys[k] = s
+			}
 		}
 		if s.ParentSnapshotID == nil {
-			return nil, nil
+			break
 		}
-		p := tbl.SnapshotByID(*s.ParentSnapshotID)
+		p := byID[*s.ParentSnapshotID]
 		if p == nil {
-			if s.TimestampMs < cutoff {
-				return nil, nil // expired beyond the horizon: absence is proven as far as promised
-			}
-			return nil, &UnprovableError{Ref: Ref{Namespace: tbl.Identifier()[0], Name: tbl.Identifier()[len(tbl.Identifier())-1]}, Key: key, Missing: *s.ParentSnapshotID}
+			a.broken, a.lastMs, a.missing = true, s.TimestampMs, *s.ParentSnapshotID
+			break
 		}
 		s = p
 	}
-	return nil, nil
+	ancestries.put(loc, a)
+	return a
 }
 
 // Publish writes the rows of relation to ref exactly once for o.Key, through the staged

@@ -229,13 +229,9 @@ func candidates(tbl *table.Table, cutoff time.Time, retain int, asked time.Time)
 	for _, ref := range tbl.Metadata().Refs() {
 		keep[ref.SnapshotID] = true
 	}
-	n := 0
-	for s := tbl.CurrentSnapshot(); s != nil && n < retain; n++ {
+	chain := lake.Ancestry(tbl)
+	for _, s := range chain[:max(0, min(retain, len(chain)))] {
 		keep[s.SnapshotID] = true
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = tbl.SnapshotByID(*s.ParentSnapshotID)
 	}
 	var out []int64
 	horizonKept := 0

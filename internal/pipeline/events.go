@@ -1,13 +1,11 @@
 package pipeline
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
-	"github.com/ldp-dev/ldp/internal/engine"
 	"github.com/ldp-dev/ldp/internal/formats"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/quality"
@@ -119,7 +117,7 @@ func errorType(err error) string {
 	return t
 }
 
-func (r *run) qualityPayload(ctx context.Context, rep *quality.Report) map[string]any {
+func (r *run) qualityPayload(rep *quality.Report) map[string]any {
 	checks := make([]map[string]any, len(rep.Results))
 	for i, res := range rep.Results {
 		checks[i] = map[string]any{"name": res.Name, "check": res.Check, "passed": res.Passed, "failing_rows": res.FailingRows, "metrics": res.Metrics}
@@ -129,32 +127,5 @@ func (r *run) qualityPayload(ctx context.Context, rep *quality.Report) map[strin
 			checks[i]["column"] = c.Column
 		}
 	}
-	return map[string]any{"rows": rep.Rows, "null_counts": r.nullCounts(ctx), "passed": rep.Passed(), "on_failure": rep.OnFailure, "checks": checks}
-}
-
-// nullCounts counts the nulls of every column of the batch in one pass.
-func (r *run) nullCounts(ctx context.Context) map[string]int64 {
-	cols, err := r.db.Columns(ctx, "ldp_batch")
-	if err != nil || len(cols) == 0 {
-		return nil
-	}
-	exprs := make([]string, len(cols))
-	for i, c := range cols {
-		exprs[i] = "count(*) - count(" + engine.Ident(c.Name) + ")"
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := r.db.QueryRow(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM ldp_batch", ptrs...); err != nil {
-		return nil
-	}
-	out := make(map[string]int64, len(cols))
-	for i, c := range cols {
-		if n, ok := vals[i].(int64); ok {
-			out[c.Name] = n
-		}
-	}
-	return out
+	return map[string]any{"rows": rep.Rows, "null_counts": rep.NullCounts, "passed": rep.Passed(), "on_failure": rep.OnFailure, "checks": checks}
 }

@@ -720,7 +720,7 @@ func (r *run) validate(ctx context.Context) error {
 	for _, l := range rep.Lines() {
 		fmt.Fprintln(r.opts.Log, l)
 	}
-	r.rec.Emit(ctx, ledger.QualityEvaluated, r.qualityPayload(ctx, rep))
+	r.rec.Emit(ctx, ledger.QualityEvaluated, r.qualityPayload(rep))
 	if !rep.Passed() && q.OnFailure != "warn" {
 		return &quality.GateError{Target: r.res.Target, Report: rep}
 	}

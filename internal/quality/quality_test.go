@@ -178,3 +178,31 @@ func TestNaNIsOutOfEveryRange(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueCountsRowsAndKeys: duplicate rows beyond the first of each key, the keys they
+// share, NULL a key like any other (as GROUP BY has it), over several columns.
+func TestUniqueCountsRowsAndKeys(t *testing.T) {
+	ctx := context.Background()
+	db, err := engine.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec(ctx, `CREATE TEMP TABLE batch AS SELECT * FROM (VALUES
+		(1, 'a'), (1, 'a'), (1, 'a'), (2, 'b'), (2, 'b'), (3, NULL), (NULL, NULL), (NULL, NULL), (4, 'c')) AS t(id, tag)`); err != nil {
+		t.Fatal(err)
+	}
+	for js, want := range map[string]string{
+		`{"check": "unique", "columns": ["id"]}`:        "4 duplicate rows in 3 keys",
+		`{"check": "unique", "columns": ["id", "tag"]}`: "4 duplicate rows in 3 keys",
+		`{"check": "unique", "columns": ["tag"]}`:       "5 duplicate rows in 3 keys",
+	} {
+		rep, err := Run(ctx, db, "batch", []v1.Check{check(t, js)}, Context{}, "fail")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := rep.Results[0]; r.Details != want || r.Passed || float64(r.FailingRows) != r.Metrics["duplicate_rows"] || r.Metrics["duplicate_keys"] != 3 {
+			t.Errorf("%s: %+v, want %s", js, r, want)
+		}
+	}
+}
