@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -45,9 +46,29 @@ func profile() func() {
 	}
 }
 
+// heapProfile writes what the heap holds when the command ends to LDP_MEMPROFILE when it is
+// set (go tool pprof -sample_index=inuse_space bin/ldp FILE): how a command that grows is
+// looked into.
+func heapProfile() {
+	path := os.Getenv("LDP_MEMPROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		runtime.GC()
+		err = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ldp: LDP_MEMPROFILE: %v\n", err)
+	}
+}
+
 // Main runs ldp with the process's arguments and streams and returns the exit code.
 func Main() int {
 	defer profile()()
+	defer heapProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx, os.Args[1:], &streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv})

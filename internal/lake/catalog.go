@@ -309,16 +309,17 @@ func (c *Catalog) metadataLocation(ctx context.Context, r Ref) (string, error) {
 // file is never changed once written (a commit writes a new one), so what follows from it
 // holds as long as it is kept.
 type byLocation[V any] struct {
+	// size is how many it keeps: what each holds grows with the table's history.
+	size  int
 	mu    sync.Mutex
 	byLoc map[string]V
 	order []string
 }
 
-const metaCacheSize = 16
-
-// metadataCache holds parsed metadata. Metadata is not mutated after parsing (iceberg-go's
-// builders copy it), so sharing one between tables is safe.
-var metadataCache = &byLocation[table.Metadata]{}
+// metadataCache holds parsed metadata: a load finds the head it or a commit of this process
+// parsed last. Metadata is not mutated after parsing (iceberg-go's builders copy it), so
+// sharing one between tables is safe.
+var metadataCache = &byLocation[table.Metadata]{size: 4}
 
 func (m *byLocation[V]) get(loc string) (V, bool) {
 	m.mu.Lock()
@@ -341,7 +342,7 @@ func (m *byLocation[V]) put(loc string, v V) {
 	}
 	m.byLoc[loc] = v
 	m.order = append(m.order, loc)
-	if len(m.order) > metaCacheSize {
+	if len(m.order) > m.size {
 		delete(m.byLoc, m.order[0])
 		m.order = m.order[1:]
 	}

@@ -33,7 +33,12 @@ type Group struct {
 	// Size is the most batches one commit publishes.
 	Size int
 
-	slots   chan struct{}
+	slots chan struct{}
+	// queued bounds the batches written and not yet published (waiting or in a commit):
+	// when commits are slower than reading, as they become when history grows, runs would
+	// otherwise keep starting, each holding a DuckDB database and its files until its commit
+	// (a backfill of 6,000 hourly windows grew past 20 GB).
+	queued  chan struct{}
 	mu      sync.Mutex
 	running int
 	waiting []*groupItem
@@ -43,7 +48,8 @@ type Group struct {
 // NewGroup makes a group in which at most parallel runs work at once and at most size
 // batches go in one commit.
 func NewGroup(parallel, size int) *Group {
-	return &Group{Size: max(size, 1), slots: make(chan struct{}, max(parallel, 1))}
+	size = max(size, 1)
+	return &Group{Size: size, slots: make(chan struct{}, max(parallel, 1)), queued: make(chan struct{}, 2*size)}
 }
 
 // Enter waits for a slot for a run.
@@ -93,6 +99,10 @@ type groupItem struct {
 // went.
 func (g *Group) wait(item *groupItem) (*PublishResult, error) {
 	item.done = make(chan struct{})
+	// Still holding its slot, so no new run starts while the queue is full; the batches
+	// ahead are in commits or will be (a full queue holds at least a batch of Size), so
+	// room comes.
+	g.queued <- struct{}{}
 	<-g.slots
 	g.mu.Lock()
 	g.running--
@@ -101,6 +111,7 @@ func (g *Group) wait(item *groupItem) (*PublishResult, error) {
 	g.mu.Unlock()
 	g.flush(batch)
 	<-item.done
+	<-g.queued // before taking a slot again: the runs holding the slots may wait for room
 	g.slots <- struct{}{}
 	g.mu.Lock()
 	g.running++

@@ -34,7 +34,11 @@ type groupRun struct {
 // starts, so they all gather in one batch.
 func publishInGroup(t *testing.T, runs []*groupRun) {
 	t.Helper()
-	g := NewGroup(len(runs), DefaultGroupSize)
+	publishThrough(t, NewGroup(len(runs), DefaultGroupSize), runs)
+}
+
+func publishThrough(t *testing.T, g *Group, runs []*groupRun) {
+	t.Helper()
 	for range runs {
 		g.Enter()
 	}
@@ -133,5 +137,39 @@ func TestGroupLeavesANewColumnToItsOwnCommit(t *testing.T) {
 	}
 	if got := f.query(t, "SELECT count(*), sum(tip) FROM rides"); got[0] != "6|0.5" {
 		t.Errorf("rows and tips %v, want 6|0.5", got)
+	}
+}
+
+// TestAFullGroupHoldsRunsBackAndDrains: with more runs at once than the group lets wait (two
+// batches of two), the runs beyond that wait for room, holding their slots, and every window
+// is still published once.
+func TestAFullGroupHoldsRunsBackAndDrains(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k-base", RunID: "r-base"})
+	var runs []*groupRun
+	for i := range 9 {
+		o := newFixtureOn(t, f)
+		o.batch(t, rideCols, fmt.Sprintf("(%d, 'NYC', 1.0)", 100+i))
+		runs = append(runs, &groupRun{f: o, o: PublishOptions{Key: "k" + strconv.Itoa(i), RunID: "r" + strconv.Itoa(i),
+			WriteOptions: WriteOptions{SnapshotProps: map[string]string{WindowProp: "w" + strconv.Itoa(i)}}}})
+	}
+	g := NewGroup(len(runs), 2)
+	if cap(g.queued) != 4 {
+		t.Fatalf("a group of 2 lets %d batches wait, want 4", cap(g.queued))
+	}
+	publishThrough(t, g, runs)
+	for _, r := range runs {
+		if r.err != nil || r.res.Status != Published {
+			t.Errorf("%s: %+v %v", r.o.Key, r.res, r.err)
+		}
+	}
+	for k, n := range keyCount(t, f) {
+		if n != 1 {
+			t.Errorf("key %s is on main %d times", k, n)
+		}
+	}
+	if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != "12" {
+		t.Errorf("rows %v, want 3 + 9", got)
 	}
 }

@@ -117,9 +117,11 @@ func FindKey(tbl *table.Table, key string, now time.Time) (*table.Snapshot, erro
 			horizon = n
 		}
 	}
-	a := mainAncestry(tbl)
-	if s := a.keys[key]; s != nil {
-		return s, nil
+	a := keyIndex(tbl)
+	if id, ok := a.keys[key]; ok {
+		if s := tbl.SnapshotByID(id); s != nil {
+			return s, nil
+		}
 	}
 	if !a.broken {
 		return nil, nil
@@ -130,11 +132,11 @@ func FindKey(tbl *table.Table, key string, now time.Time) (*table.Snapshot, erro
 	return nil, &UnprovableError{Ref: Ref{Namespace: tbl.Identifier()[0], Name: tbl.Identifier()[len(tbl.Identifier())-1]}, Key: key, Missing: a.missing}
 }
 
-// ancestry is one walk of main from its head: the newest snapshot holding each key, and where
-// the walk stopped when a parent is missing (expired).
-type ancestry struct {
-	chain []*table.Snapshot
-	keys  map[string]*table.Snapshot
+// mainKeys is what one walk of main from its head found: the newest snapshot holding each
+// key, and where the walk stopped when a parent is missing (expired). It holds ids, not
+// snapshots, so keeping a few costs a few bytes a key, not a copy of the history.
+type mainKeys struct {
+	keys map[string]int64
 	// broken is set when the oldest snapshot reached names a parent that is not there;
 	// lastMs is that snapshot's time and missing the parent's id.
 	broken  bool
@@ -142,46 +144,61 @@ type ancestry struct {
 	missing int64
 }
 
-// ancestries holds the walks of the last few metadata files: a backfill asks for each
+// keyIndexes holds the walks of the last few metadata files: a backfill asks for each
 // window's key on the same main, and iceberg-go finds a snapshot by id by scanning them all
 // (a walk of 1,000 snapshots was a million steps, once a window).
-var ancestries = &byLocation[*ancestry]{}
+var keyIndexes = &byLocation[*mainKeys]{size: 4}
 
-// Ancestry is main's snapshots from its head back, newest first, as far as they exist: one
-// walk per metadata file, shared by every caller, which must not change them.
-func Ancestry(tbl *table.Table) []*table.Snapshot { return mainAncestry(tbl).chain }
-
-func mainAncestry(tbl *table.Table) *ancestry {
+func keyIndex(tbl *table.Table) *mainKeys {
 	loc := tbl.MetadataLocation()
-	if a, ok := ancestries.get(loc); ok {
+	if a, ok := keyIndexes.get(loc); ok {
 		return a
 	}
+	a := &mainKeys{keys: map[string]int64{}}
+	chain, missing := walkMain(tbl)
+	for _, s := range chain {
+		if s.Summary == nil {
+			continue
+		}
+		if k := s.Summary.Properties[KeyProp]; k != "" {
+			if _, seen := a.keys[k]; !seen {
+				a.keys[k] = s.SnapshotID
+			}
+		}
+	}
+	if missing != nil {
+		a.broken, a.lastMs, a.missing = true, chain[len(chain)-1].TimestampMs, *missing
+	}
+	keyIndexes.put(loc, a)
+	return a
+}
+
+// Ancestry is main's snapshots from its head back, newest first, as far as they exist.
+func Ancestry(tbl *table.Table) []*table.Snapshot {
+	chain, _ := walkMain(tbl)
+	return chain
+}
+
+// walkMain walks main from its head through a map of the snapshots (one copy of them, not a
+// scan a step), and returns the parent it could not find, if the walk ended at one.
+func walkMain(tbl *table.Table) (chain []*table.Snapshot, missing *int64) {
 	snaps := tbl.Metadata().Snapshots()
 	byID := make(map[int64]*table.Snapshot, len(snaps))
 	for i := range snaps {
 		byID[snaps[i].SnapshotID] = &snaps[i]
 	}
-	a := &ancestry{keys: map[string]*table.Snapshot{}}
-	s := tbl.CurrentSnapshot()
-	for s != nil {
-		a.chain = append(a.chain, s)
-		if s.Summary != nil {
-			if k := s.Summary.Properties[KeyProp]; k != "" && a.keys[k] == nil {
-				a.keys[k] = s
-			}
-		}
+	for s := tbl.CurrentSnapshot(); s != nil; {
+		chain = append(chain, s)
 		if s.ParentSnapshotID == nil {
-			break
+			return chain, nil
 		}
 		p := byID[*s.ParentSnapshotID]
 		if p == nil {
-			a.broken, a.lastMs, a.missing = true, s.TimestampMs, *s.ParentSnapshotID
-			break
+			return chain, s.ParentSnapshotID
 		}
 		s = p
 	}
-	ancestries.put(loc, a)
-	return a
+	return chain, nil
 }
 
 // Publish writes the rows of relation to ref exactly once for o.Key, through the staged
