@@ -42,7 +42,7 @@ demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 
 bench: build ## Measure ldp against its references and write docs/benchmarks.md (about 30 min, on a quiet machine)
 	$(GO) build -o bin/ldp-bench ./hack/bench
-	./bin/ldp-bench -ldp $(BIN) -out docs/benchmarks.md -save bin/bench.json
+	./bin/ldp-bench -ldp $(BIN) -out docs/benchmarks.md -save bin/bench.figures
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/lake ./schemas
 
 fmt: ## Format the code

@@ -316,10 +316,8 @@ func (o *Observer) History(wf *Object) (map[string][]reconcile.LastRun, error) {
 // lastRuns is the last run of each window of workflow.
 func (f *runFold) lastRuns(workflow string) map[string]reconcile.LastRun {
 	out := map[string]reconcile.LastRun{}
-	for _, r := range f.byWorkflow[workflow] {
-		last := r.last
-		last.Tasks = maps.Clone(r.last.Tasks)
-		out[r.window] = last
+	for w, runs := range f.history(workflow) {
+		out[w] = runs[len(runs)-1]
 	}
 	return out
 }

@@ -50,7 +50,7 @@ func main() {
 	quick := flag.Bool("quick", false, "small sizes: checks the script, not the speed")
 	keep := flag.Bool("keep", false, "keep the work folder")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process")
-	save := flag.String("save", "", "also write the figures measured to this JSON file")
+	save := flag.String("save", "", "also write the figures measured to this file, as JSON (make bench: bin/bench.figures, a name ldp validate passes over)")
 	render := flag.String("render", "", "measure nothing: write the report of the figures a -save wrote")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -88,27 +88,8 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		c.only = "none"
-	}
-	for _, part := range []struct {
-		name string
-		run  func(*config) ([]row, error)
-	}{
-		{"ingest", (*config).ingest}, {"memory", (*config).memory}, {"backfill", (*config).backfill},
-		{"reconcile", (*config).reconcile}, {"query", (*config).query}, {"startup", (*config).startup}, {"page", (*config).page},
-	} {
-		if c.only != "" && c.only != part.name {
-			continue
-		}
-		logf("== %s", part.name)
-		r, err := part.run(&c)
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", part.name, err))
-		}
-		for _, x := range r {
-			logf("   %s", x.text())
-		}
-		rows = append(rows, r...)
+	} else {
+		rows = c.measure()
 	}
 	if *save != "" {
 		b, _ := json.MarshalIndent(rows, "", "  ")
@@ -125,6 +106,32 @@ func main() {
 		fail(err)
 	}
 	logf("wrote %s", c.out)
+}
+
+// measure runs each part (or the one -only names) and returns its figures.
+func (c *config) measure() []row {
+	var rows []row
+	for _, part := range []struct {
+		name string
+		run  func(*config) ([]row, error)
+	}{
+		{"ingest", (*config).ingest}, {"memory", (*config).memory}, {"backfill", (*config).backfill},
+		{"reconcile", (*config).reconcile}, {"query", (*config).query}, {"startup", (*config).startup}, {"page", (*config).page},
+	} {
+		if c.only != "" && c.only != part.name {
+			continue
+		}
+		logf("== %s", part.name)
+		r, err := part.run(c)
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", part.name, err))
+		}
+		for _, x := range r {
+			logf("   %s", x.text())
+		}
+		rows = append(rows, r...)
+	}
+	return rows
 }
 
 type config struct {

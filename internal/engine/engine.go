@@ -27,43 +27,22 @@ type DB struct {
 	conn    *sql.Conn
 	tmpDir  string
 	private bool
-	// seen holds what Columns and Count found of each relation since the last statement
-	// that could change it (Query and QueryRow only read): a run's extract, checks, ledger payload and write each describe
-	// and count the same few views, and at 1-2 ms a statement that was a fifth of a small
-	// window's time. Any Exec forgets it (a view replaced, a file written that a glob reads).
-	mu   sync.Mutex
-	seen map[string]seen
-}
-
-type seen struct {
-	cols  []Column
-	count int64
-	// counted is set when count is known.
-	counted bool
+	// cols and counts are what Columns and Count found of each relation since the last
+	// statement that could change it (Query and QueryRow only read): a run's extract, checks,
+	// ledger payload and write each describe and count the same few views, and at 1-2 ms a
+	// statement that was a fifth of a small window's time. Any Exec forgets them (a view
+	// replaced, a file written that a glob reads).
+	mu     sync.Mutex
+	cols   map[string][]Column
+	counts map[string]int64
 }
 
 // forget drops what Columns and Count remember: the relations may have changed.
 func (d *DB) forget() {
 	d.mu.Lock()
-	clear(d.seen)
+	clear(d.cols)
+	clear(d.counts)
 	d.mu.Unlock()
-}
-
-func (d *DB) recall(relation string) seen {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.seen[relation]
-}
-
-func (d *DB) remember(relation string, f func(*seen)) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.seen == nil {
-		d.seen = map[string]seen{}
-	}
-	s := d.seen[relation]
-	f(&s)
-	d.seen[relation] = s
 }
 
 // Starting DuckDB is some 20 ms of a small window's run, so a closed database goes back to a
@@ -263,14 +242,21 @@ func (d *DB) Rows(ctx context.Context, query string) ([]string, [][]any, error) 
 
 // Count returns the number of rows of a relation.
 func (d *DB) Count(ctx context.Context, relation string) (int64, error) {
-	if s := d.recall(relation); s.counted {
-		return s.count, nil
+	d.mu.Lock()
+	n, ok := d.counts[relation]
+	d.mu.Unlock()
+	if ok {
+		return n, nil
 	}
-	var n int64
 	if err := d.QueryRow(ctx, "SELECT count(*) FROM "+relation, &n); err != nil {
 		return 0, err
 	}
-	d.remember(relation, func(s *seen) { s.count, s.counted = n, true })
+	d.mu.Lock()
+	if d.counts == nil {
+		d.counts = map[string]int64{}
+	}
+	d.counts[relation] = n
+	d.mu.Unlock()
 	return n, nil
 }
 
@@ -282,12 +268,20 @@ type Column struct {
 
 // Columns describes a relation or a query (anything that can follow FROM).
 func (d *DB) Columns(ctx context.Context, relation string) ([]Column, error) {
-	if s := d.recall(relation); s.cols != nil {
-		return slices.Clone(s.cols), nil
+	d.mu.Lock()
+	cols, ok := d.cols[relation]
+	d.mu.Unlock()
+	if ok {
+		return slices.Clone(cols), nil
 	}
 	cols, err := d.describe(ctx, relation)
-	if err == nil && cols != nil {
-		d.remember(relation, func(s *seen) { s.cols = slices.Clone(cols) })
+	if err == nil {
+		d.mu.Lock()
+		if d.cols == nil {
+			d.cols = map[string][]Column{}
+		}
+		d.cols[relation] = slices.Clone(cols)
+		d.mu.Unlock()
 	}
 	return cols, err
 }

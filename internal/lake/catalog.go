@@ -305,45 +305,45 @@ func (c *Catalog) metadataLocation(ctx context.Context, r Ref) (string, error) {
 	return loc.String, nil
 }
 
-// byLocation holds what was derived from the last few metadata files, by location. A metadata
-// file is never changed once written (a commit writes a new one), so what follows from it
-// holds as long as it is kept.
-type byLocation[V any] struct {
-	// size is how many it keeps: what each holds grows with the table's history.
+// recent holds the last few values derived from something that never changes under its key:
+// a metadata file by its location (a commit writes a new one, never changes one), a Parquet
+// schema by the column list it was probed for.
+type recent[V any] struct {
+	// size is how many it keeps.
 	size  int
 	mu    sync.Mutex
-	byLoc map[string]V
+	byKey map[string]V
 	order []string
 }
 
 // metadataCache holds parsed metadata: a load finds the head it or a commit of this process
 // parsed last. Metadata is not mutated after parsing (iceberg-go's builders copy it), so
 // sharing one between tables is safe.
-var metadataCache = &byLocation[table.Metadata]{size: 4}
+var metadataCache = &recent[table.Metadata]{size: 4}
 
-func (m *byLocation[V]) get(loc string) (V, bool) {
+func (m *recent[V]) get(key string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := m.byLoc[loc]
+	v, ok := m.byKey[key]
 	return v, ok
 }
 
-func (m *byLocation[V]) put(loc string, v V) {
-	if loc == "" {
+func (m *recent[V]) put(key string, v V) {
+	if key == "" {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.byLoc[loc]; ok {
+	if _, ok := m.byKey[key]; ok {
 		return
 	}
-	if m.byLoc == nil {
-		m.byLoc = map[string]V{}
+	if m.byKey == nil {
+		m.byKey = map[string]V{}
 	}
-	m.byLoc[loc] = v
-	m.order = append(m.order, loc)
+	m.byKey[key] = v
+	m.order = append(m.order, key)
 	if len(m.order) > m.size {
-		delete(m.byLoc, m.order[0])
+		delete(m.byKey, m.order[0])
 		m.order = m.order[1:]
 	}
 }

@@ -147,7 +147,7 @@ type mainKeys struct {
 // keyIndexes holds the walks of the last few metadata files: a backfill asks for each
 // window's key on the same main, and iceberg-go finds a snapshot by id by scanning them all
 // (a walk of 1,000 snapshots was a million steps, once a window).
-var keyIndexes = &byLocation[*mainKeys]{size: 4}
+var keyIndexes = &recent[*mainKeys]{size: 4}
 
 func keyIndex(tbl *table.Table) *mainKeys {
 	loc := tbl.MetadataLocation()

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -47,30 +46,19 @@ func batchSchema(ctx context.Context, db *engine.DB, relation, tmpDir string) (*
 	for _, c := range cols {
 		fmt.Fprintf(&key, "%q %s\n", c.Name, c.Type)
 	}
-	probed.Lock()
-	sc := probed.m[key.String()]
-	probed.Unlock()
-	if sc != nil {
+	if sc, ok := probed.get(key.String()); ok {
 		return sc, nil
 	}
-	sc, err = probeSchema(ctx, db, relation, tmpDir)
+	sc, err := probeSchema(ctx, db, relation, tmpDir)
 	if err != nil {
 		return nil, err
 	}
-	probed.Lock()
-	if probed.m == nil || len(probed.m) >= 256 {
-		probed.m = map[string]*iceberg.Schema{}
-	}
-	probed.m[key.String()] = sc
-	probed.Unlock()
+	probed.put(key.String(), sc)
 	return sc, nil
 }
 
 // probed holds the schemas batchSchema probed, by column list.
-var probed struct {
-	sync.Mutex
-	m map[string]*iceberg.Schema
-}
+var probed = &recent[*iceberg.Schema]{size: 64}
 
 func probeSchema(ctx context.Context, db *engine.DB, relation, tmpDir string) (*iceberg.Schema, error) {
 	probe := filepath.Join(tmpDir, "schema-probe.parquet")
