@@ -3,6 +3,8 @@ package lake
 import (
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +231,82 @@ func TestFenceIsAssertedByThePublishCommit(t *testing.T) {
 	}
 	if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != "3" {
 		t.Errorf("rows %v, want 3", got)
+	}
+}
+
+// TestFenceTakesConstantSpace: the fence of a run is at most two tags whatever its attempt (a
+// tag per attempt grew the metadata from 3 KB to 1.6 MB at --attempt 20000, and --attempt
+// 1700000000 ran out of memory), a table that an older ldp fenced with a tag per attempt is
+// cleaned by the next fence, and the guarantee holds: no attempt older than the newest
+// publishes, whether it begins late or was staged when the newer one fenced it.
+func TestFenceTakesConstantSpace(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k1", RunID: "r", Attempt: 1})
+	fenceRefs := func() []string {
+		t.Helper()
+		var names []string
+		for name := range mustLoad(t, f).Metadata().Refs() {
+			if strings.HasPrefix(name, "ldp_fence_") {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	// What an older ldp left: a tag for each of attempts 2..50.
+	tbl := mustLoad(t, f)
+	var old []table.Update
+	for a := 2; a <= 50; a++ {
+		old = append(old, table.NewSetSnapshotRefUpdate(fenceTag("r", a), tbl.CurrentSnapshot().SnapshotID, table.TagRef, 0, 0, 0))
+	}
+	if err := f.cat.commit(f.ctx, f.ref, nil, old); err != nil {
+		t.Fatal(err)
+	}
+	var fe *FencedError
+	for _, attempt := range []int{49, 1} {
+		if _, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: fmt.Sprintf("old-%d", attempt), RunID: "r", Attempt: attempt}); !errors.As(err, &fe) {
+			t.Fatalf("attempt %d after an older ldp's attempt 50: %v, want a *FencedError", attempt, err)
+		}
+	}
+	f.publish(t, PublishOptions{Key: "k51", RunID: "r", Attempt: 51})
+	if got := fenceRefs(); len(got) != 2 {
+		t.Fatalf("fence refs after attempt 51: %v, want the marker and attempt 51's tag", got)
+	}
+	size := func() int64 {
+		t.Helper()
+		info, err := os.Stat(localPath(mustLoad(t, f).MetadataLocation()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Size()
+	}
+	before := size()
+
+	// Attempt 20000 is staged when attempt 1700000000 begins: its publish commit fails.
+	_, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: "k20000", RunID: "r", Attempt: 20000, Sleep: noSleep, Hook: func(p string) {
+		if p == "staged" {
+			if err := f.cat.fence(f.ctx, f.ref, "r", 1700000000); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}})
+	if !errors.As(err, &fe) || fe.Attempt != 20000 {
+		t.Fatalf("attempt 20000 staged when attempt 1700000000 began: %v, want a *FencedError", err)
+	}
+	f.publish(t, PublishOptions{Key: "k1700000000", RunID: "r", Attempt: 1700000000})
+	for _, attempt := range []int{1, 2, 51, 20000, 1699999999} {
+		if _, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: fmt.Sprintf("late-%d", attempt), RunID: "r", Attempt: attempt}); !errors.As(err, &fe) {
+			t.Fatalf("attempt %d after attempt 1700000000: %v, want a *FencedError", attempt, err)
+		}
+	}
+	if got := fenceRefs(); len(got) != 2 || !slices.Contains(got, fenceTag("r", 1700000000)) {
+		t.Fatalf("fence refs after attempt 1700000000: %v, want the marker and its tag", got)
+	}
+	// Two more snapshots on main, no more fence: a few hundred bytes, not a tag per attempt.
+	if after := size(); after > before+4096 {
+		t.Errorf("metadata grew from %d to %d bytes over attempts 51 to 1700000000", before, after)
+	}
+	if got := keyCount(t, f); len(got) != 3 || got["k1"] != 1 || got["k51"] != 1 || got["k1700000000"] != 1 {
+		t.Errorf("keys on main %v, want k1, k51 and k1700000000 once each", got)
 	}
 }
