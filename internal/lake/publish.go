@@ -277,7 +277,7 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		staged, err := c.stage(ctx, tbl, w, bs, branch)
 		switch {
 		case err != nil && !isConflict(err):
-			return nil, err
+			return nil, clockHint(ref, err)
 		case err != nil:
 			// Another writer committed to the table (on any branch) while we staged.
 			c.dropBranch(ctx, ref, branch)
@@ -298,6 +298,10 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 				res.Status, res.SnapshotID, res.RowsAfter = Published, staged.SnapshotID, totalRecords(staged)
 				c.cleanMetadata(ctx, ref)
 				return res, nil
+			}
+			var behind *ClockBehindError
+			if errors.As(err, &behind) {
+				return nil, err // refused before anything was written
 			}
 			if !isConflict(err) {
 				// The outcome is unknown: the catalog may have taken the commit. Look before
@@ -398,7 +402,7 @@ func (c *Catalog) ensureBase(ctx context.Context, tbl *table.Table) error {
 		return fmt.Errorf("create the base snapshot: %w", err)
 	}
 	if _, err := tx.Commit(ctx); err != nil && !isConflict(err) {
-		return fmt.Errorf("create the base snapshot: %w", err)
+		return fmt.Errorf("create the base snapshot: %w", clockHint(refOf(tbl), err))
 	}
 	return nil
 }
@@ -599,7 +603,7 @@ func commitStage(ctx context.Context, tbl *table.Table, tx *table.Transaction, b
 		if isConflict(err) {
 			return nil, &ConflictError{Ref: refOf(tbl), Err: err}
 		}
-		return nil, fmt.Errorf("stage on branch %s: %w", branch, err)
+		return nil, fmt.Errorf("stage on branch %s: %w", branch, clockHint(refOf(tbl), err))
 	}
 	metadataCache.put(after.MetadataLocation(), after.Metadata())
 	return after.Metadata(), nil
@@ -627,7 +631,7 @@ func (c *Catalog) commit(ctx context.Context, ref Ref, reqs []table.Requirement,
 	if err == nil {
 		metadataCache.put(loc, meta)
 	}
-	return err
+	return clockHint(ref, err)
 }
 
 // dropBranch removes a staging branch that will not be published (best effort: a branch left

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -308,5 +309,64 @@ func TestFenceTakesConstantSpace(t *testing.T) {
 	}
 	if got := keyCount(t, f); len(got) != 3 || got["k1"] != 1 || got["k51"] != 1 || got["k1700000000"] != 1 {
 		t.Errorf("keys on main %v, want k1, k51 and k1700000000 once each", got)
+	}
+}
+
+// TestClockBehindTheLastCommit: the table's last commit is dated 10 minutes ahead of this
+// machine's clock (the clock was stepped back after it). A publish fails, retriable, saying
+// the clock is behind the table's last commit and by how much, and writes nothing (it failed
+// with iceberg-go's "invalid update timestamp ... before last snapshot log entry").
+func TestClockBehindTheLastCommit(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k1", RunID: "r1"})
+	// Date the last commit 10 minutes ahead: a new metadata file, and the catalog row moved
+	// to it, as a commit would.
+	tbl := mustLoad(t, f)
+	b, err := os.ReadFile(localPath(tbl.MetadataLocation()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	ahead := float64(10 * time.Minute / time.Millisecond)
+	meta["last-updated-ms"] = meta["last-updated-ms"].(float64) + ahead
+	log := meta["snapshot-log"].([]any)
+	last := log[len(log)-1].(map[string]any)
+	last["timestamp-ms"] = last["timestamp-ms"].(float64) + ahead
+	lastMs := int64(last["timestamp-ms"].(float64))
+	if b, err = json.Marshal(meta); err != nil {
+		t.Fatal(err)
+	}
+	loc := strings.TrimSuffix(tbl.MetadataLocation(), ".metadata.json") + "-ahead.metadata.json"
+	if err := os.WriteFile(localPath(loc), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.cat.db.ExecContext(f.ctx, `UPDATE iceberg_tables SET metadata_location = ? WHERE table_name = ?`, loc, f.ref.Name); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: "k2", RunID: "r2"})
+	var cb *ClockBehindError
+	if !errors.As(err, &cb) {
+		t.Fatalf("a publish with the clock behind the last commit: %v, want a *ClockBehindError", err)
+	}
+	if cb.Behind < 9*time.Minute || cb.Behind > 11*time.Minute || cb.Last.UnixMilli() != lastMs {
+		t.Errorf("behind by %s, last commit at %s: want about 10m, at %s", cb.Behind, cb.Last, time.UnixMilli(lastMs))
+	}
+	if !strings.Contains(err.Error(), "the clock of this machine is 10m0s behind the last commit to lake.rides") && !strings.Contains(err.Error(), "the clock of this machine is 9m59s behind the last commit to lake.rides") {
+		t.Errorf("message %q does not say how far the clock is behind", err)
+	}
+	var r interface{ Retriable() bool }
+	if !errors.As(err, &r) || !r.Retriable() {
+		t.Errorf("%v is not retriable", err)
+	}
+	if got := keyCount(t, f); len(got) != 1 || got["k1"] != 1 {
+		t.Errorf("keys on main %v, want k1 alone", got)
+	}
+	if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != "3" {
+		t.Errorf("rows %v, want 3", got)
 	}
 }

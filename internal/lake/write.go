@@ -110,10 +110,14 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 		}
 		if err != nil {
 			w.removeFiles()
-			return nil, err
+			return nil, clockHint(ref, err)
 		}
 		if after, err = tx.Commit(ctx); err == nil {
 			break
+		}
+		if ce := clockHint(ref, err); ce != err {
+			w.removeFiles() // refused before anything was written: the commit changed nothing
+			return nil, ce
 		}
 		if !isConflict(err) {
 			// Any other error leaves the outcome unknown: the files may be referenced now.
