@@ -370,3 +370,25 @@ func TestClockBehindTheLastCommit(t *testing.T) {
 		t.Errorf("rows %v, want 3", got)
 	}
 }
+
+// TestOlderAttemptReadsTheLockHolder: a write of attempt 3 of run r-1 goes on without the
+// table's lock only when what the holder wrote names an older attempt of that very run.
+func TestOlderAttemptReadsTheLockHolder(t *testing.T) {
+	started := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		holder Owner
+		want   bool
+	}{
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "r-1", Attempt: 2}, true},
+		{Owner{PID: 7, Host: "h", RunID: "r-1", Attempt: 1}, true},
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "r-1", Attempt: 3}, false},
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "r-1", Attempt: 30}, false},
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "xr-1", Attempt: 1}, false},
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "r-10", Attempt: 1}, false},
+		{Owner{PID: 7, Host: "h", Started: started}, false},
+	} {
+		if got := olderAttempt(c.holder.String(), "r-1", 3); got != c.want {
+			t.Errorf("olderAttempt(%q) = %v, want %v", c.holder.String(), got, c.want)
+		}
+	}
+}
