@@ -26,6 +26,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/window"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 )
 
@@ -582,18 +583,33 @@ func (r *run) published(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	s, findErr := r.findPublished(tbl)
 	// A zombie that wakes after a later attempt began reads nothing: it is fenced.
-	if err := lake.CheckFence(tbl, r.opts.RunID, r.opts.Attempt); err != nil {
-		if s, _ := lake.FindKey(tbl, r.res.Key, time.Now()); s == nil {
-			return false, err
-		}
-	}
-	s, err := lake.FindKey(tbl, r.res.Key, time.Now())
-	if err != nil || s == nil {
+	if err := lake.CheckFence(tbl, r.opts.RunID, r.opts.Attempt); err != nil && s == nil {
 		return false, err
+	}
+	if findErr != nil || s == nil {
+		return false, findErr
 	}
 	r.res.SnapshotID = s.SnapshotID
 	return true, nil
+}
+
+// findPublished is the snapshot on main that vouches for the run's window: one under the run's
+// key or, for a run under the window's own key, under one of its replace keys (a window that a
+// replace loaded first is done). A run under a key of its own (a replace, --idempotency-key)
+// looks for that key only.
+func (r *run) findPublished(tbl *table.Table) (*table.Snapshot, error) {
+	keys := v1.WindowKeys(r.res.Key, nil)
+	if r.opts.Key == "" {
+		keys = v1.WindowKeys(r.res.Key, lake.SpecHashes(tbl))
+	}
+	for k := range keys {
+		if s, err := lake.FindKey(tbl, k, time.Now()); err != nil || s != nil {
+			return s, err
+		}
+	}
+	return nil, nil
 }
 
 func (r *run) readError(err error) error {
