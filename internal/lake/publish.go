@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -137,6 +139,8 @@ func FindKey(tbl *table.Table, key string, now time.Time) (*table.Snapshot, erro
 // snapshots, so keeping a few costs a few bytes a key, not a copy of the history.
 type mainKeys struct {
 	keys map[string]int64
+	// specHashes are the distinct spec hashes of the keyed snapshots, sorted.
+	specHashes []string
 	// broken is set when the oldest snapshot reached names a parent that is not there;
 	// lastMs is that snapshot's time and missing the parent's id.
 	broken  bool
@@ -156,6 +160,7 @@ func keyIndex(tbl *table.Table) *mainKeys {
 	}
 	a := &mainKeys{keys: map[string]int64{}}
 	chain, missing := walkMain(tbl)
+	hashes := map[string]bool{}
 	for _, s := range chain {
 		if s.Summary == nil {
 			continue
@@ -164,14 +169,22 @@ func keyIndex(tbl *table.Table) *mainKeys {
 			if _, seen := a.keys[k]; !seen {
 				a.keys[k] = s.SnapshotID
 			}
+			if h := s.Summary.Properties[SpecHashProp]; h != "" {
+				hashes[h] = true
+			}
 		}
 	}
+	a.specHashes = slices.Sorted(maps.Keys(hashes))
 	if missing != nil {
 		a.broken, a.lastMs, a.missing = true, chain[len(chain)-1].TimestampMs, *missing
 	}
 	keyIndexes.put(loc, a)
 	return a
 }
+
+// SpecHashes are the distinct spec hashes of the keyed snapshots on main, from the same walk
+// as FindKey's: a window's replace keys are made from them (v1.WindowKeys).
+func SpecHashes(tbl *table.Table) []string { return keyIndex(tbl).specHashes }
 
 // Ancestry is main's snapshots from its head back, newest first, as far as they exist.
 func Ancestry(tbl *table.Table) []*table.Snapshot {
