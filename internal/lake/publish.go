@@ -49,9 +49,13 @@ type PublishOptions struct {
 	Key     string
 	RunID   string
 	Attempt int
-	// ReplaceWhere is a DuckDB predicate over a table row that selects the rows an overwrite
-	// replaces (the window's rows); "" replaces the whole table.
-	ReplaceWhere string
+	// ReplaceColumn and ReplaceWhere select the rows an overwrite replaces (the window's):
+	// ReplaceWhere is given the DuckDB type of the table's column ReplaceColumn, as the write
+	// sees the table, and returns a DuckDB predicate over a table row. The predicate is written
+	// for the table's values, whatever type the batch's column has (a drop without offsets into
+	// a column with a zone). Nil replaces the whole table.
+	ReplaceColumn string
+	ReplaceWhere  func(colType string) (string, error)
 	// MaxTries and Deadline bound the re-stage loop when main moves under the publish.
 	MaxTries int
 	Deadline time.Duration
@@ -261,7 +265,7 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		return nil, err
 	}
 	props := snapshotProps(o)
-	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceWhere: o.ReplaceWhere, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, empty: b.rows == 0}
+	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceColumn: o.ReplaceColumn, replaceWhere: o.ReplaceWhere, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, empty: b.rows == 0, loc: o.Location}
 	published := false
 	defer func() {
 		if !published {

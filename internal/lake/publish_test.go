@@ -125,7 +125,7 @@ func TestWindowedOverwriteReplacesOnlyItsRows(t *testing.T) {
 	f.write(t, WriteOptions{Mode: Append})
 	f.batch(t, "id, day", "(10, DATE '2026-09-01')")
 	f.publish(t, PublishOptions{Key: "day1-v2", RunID: "r", WriteOptions: WriteOptions{Mode: Overwrite},
-		ReplaceWhere: `("day" >= DATE '2026-09-01' AND "day" < DATE '2026-09-02')`})
+		ReplaceColumn: "day", ReplaceWhere: func(string) (string, error) { return `("day" >= DATE '2026-09-01' AND "day" < DATE '2026-09-02')`, nil }})
 	if got := f.query(t, "SELECT list(id ORDER BY id) FROM rides"); got[0] != "[3 10]" {
 		t.Errorf("rows %v, want [3 10]", got)
 	}

@@ -187,6 +187,9 @@ type run struct {
 	inputs map[string]int64
 	// cols are the extracted columns (those of "source" too).
 	cols []engine.Column
+	// readExpr is what DuckDB read a file source through, and where the window's condition on
+	// its rows: with them a refused value is found again in the file.
+	readExpr, where string
 }
 
 // stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
@@ -468,6 +471,7 @@ func (r *run) extract(ctx context.Context) error {
 		if from, err = formats.Read(ctx, r.db, src.Format, full, src.Options, sniffed, r.win.Location); err != nil {
 			return err
 		}
+		r.readExpr = from
 		if from == expr {
 			cols = sniffed
 		}
@@ -517,7 +521,7 @@ func (r *run) extract(ctx context.Context) error {
 	c := r.win.Column
 	if c != "" && !r.opts.Window.IsZero() {
 		for _, col := range r.cols {
-			if col.Name == c {
+			if strings.EqualFold(col.Name, c) { // names resolve without case, as the table's do
 				r.colType = col.Type
 			}
 		}
@@ -538,6 +542,7 @@ func (r *run) extract(ctx context.Context) error {
 	if err := r.db.Exec(ctx, "CREATE TEMP VIEW source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
 		return err
 	}
+	r.where = where
 	if where == "true" {
 		r.res.RowsKept = n // no window filter: every row read is kept
 		return nil
@@ -751,15 +756,15 @@ func (r *run) exactKeys(ctx context.Context) error {
 	keys := map[string]string{}
 	if r.res.Mode == lake.Upsert {
 		for _, c := range r.p.Metadata.Target.JoinCols {
-			keys[c] = "join column"
+			keys[strings.ToLower(c)] = "join column"
 		}
 	}
 	if q := r.p.Metadata.Quality; q != nil {
 		for _, c := range q.Checks {
 			if c.Check == "unique" && c.Columns != nil {
 				for _, n := range c.Columns.Names {
-					if keys[n] == "" {
-						keys[n] = "unique column"
+					if keys[strings.ToLower(n)] == "" {
+						keys[strings.ToLower(n)] = "unique column"
 					}
 				}
 			}
@@ -773,10 +778,10 @@ func (r *run) exactKeys(ctx context.Context) error {
 		return err
 	}
 	for _, c := range cols {
-		switch t := strings.ToUpper(c.Type); {
-		case keys[c.Name] == "":
+		switch t, role := strings.ToUpper(c.Type), keys[strings.ToLower(c.Name)]; {
+		case role == "":
 		case t == "DOUBLE" || t == "FLOAT" || t == "REAL":
-			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("%s %q is %s: a key must hold exact values; cast it in metadata.transform.sql (to DECIMAL or VARCHAR) or key on another column", keys[c.Name], c.Name, t)}
+			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("%s %q is %s: a key must hold exact values; cast it in metadata.transform.sql (to DECIMAL or VARCHAR) or key on another column", role, c.Name, t)}
 		}
 	}
 	return nil
@@ -835,6 +840,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy, Prewritten: r.prewritten(), PrewrittenPartitions: r.stagedParts,
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
 		LockTimeout:   r.opts.LockTimeout, Notify: func(m string) { fmt.Fprintln(r.opts.Log, m) },
+		Location: r.win.Location,
 	}
 	rows, err := r.db.Count(ctx, "ldp_batch")
 	if err != nil {
@@ -846,7 +852,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 	if !r.keyed() {
 		res, err := cat.Write(ctx, r.db, "ldp_batch", lake.RefOf(t), wo)
 		if err != nil {
-			return err
+			return r.locate(ctx, err)
 		}
 		r.res.Write, r.res.RowsWritten, r.res.SnapshotID = res, res.RowsWritten, res.SnapshotID
 		return nil
@@ -867,27 +873,48 @@ func writeIceberg(ctx context.Context, r *run) error {
 	if rows == 0 {
 		po.AllowEmpty = true
 	}
-	// An overwrite with a window column replaces only the window's rows.
+	// An overwrite with a window column replaces only the window's rows, found by the table's
+	// type of the column (a drop's may differ, and an empty drop's columns have no types).
 	if r.res.Mode == lake.Overwrite && r.win.Column != "" && !r.opts.Window.IsZero() {
-		colType := r.colType
-		if rows == 0 {
-			// An empty source's columns have no types: the table's column has.
-			if tbl, err := cat.Load(ctx, lake.RefOf(t)); err == nil {
-				colType = lake.ColumnType(tbl, r.win.Column)
-			}
-		}
-		if po.ReplaceWhere, err = window.Filter(r.win.Column, colType, r.opts.Window, r.win.Location); err != nil {
-			return err
+		po.ReplaceColumn = r.win.Column
+		po.ReplaceWhere = func(colType string) (string, error) {
+			return window.Filter(r.win.Column, colType, r.opts.Window, r.win.Location)
 		}
 	}
 	res, err := cat.Publish(ctx, r.db, "ldp_batch", lake.RefOf(t), po)
 	if err != nil {
-		return err
+		return r.locate(ctx, err)
 	}
 	r.res.Write = &res.WriteResult
 	r.res.RowsWritten, r.res.SnapshotID = res.RowsWritten, res.SnapshotID
 	r.skipped = res.Status == lake.SkippedDuplicate
 	return nil
+}
+
+// locate names the source file and line of the value a *lake.MismatchError refused, when the
+// batch holds the file's rows as read (no transform): the first row the window kept whose
+// column reads as that value. It costs a second read of the file, on this failure only.
+func (r *run) locate(ctx context.Context, err error) error {
+	var me *lake.MismatchError
+	if !errors.As(err, &me) || r.readExpr == "" || r.p.Metadata.Transform != nil {
+		return err
+	}
+	me.Where = r.res.SourcePath
+	q := fmt.Sprintf("SELECT n FROM (SELECT row_number() OVER () AS n, * FROM %s) WHERE (%s) AND CAST(%s AS VARCHAR) = %s ORDER BY n LIMIT 1",
+		r.readExpr, r.where, engine.Ident(me.Column), engine.Lit(me.Value))
+	var n int64
+	if r.db.QueryRow(ctx, q, &n) != nil {
+		return err
+	}
+	if src := r.p.Metadata.Source; strings.EqualFold(src.Format, formats.CSV) {
+		if h := src.Options; h == nil || h.Header == nil || *h.Header {
+			n++ // the header is line 1
+		}
+		me.Where += ":" + strconv.FormatInt(n, 10)
+	} else {
+		me.Where += fmt.Sprintf(" (row %d)", n)
+	}
+	return err
 }
 
 // emptyError says that the run has nothing to publish: the window (or the source) kept no rows.
