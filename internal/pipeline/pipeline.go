@@ -180,6 +180,8 @@ type run struct {
 	inputs map[string]int64
 	// cols are the extracted columns (those of "source" too).
 	cols []engine.Column
+	// err is how the run ended, for its events' public message.
+	err error
 }
 
 // stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
@@ -311,6 +313,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		f()
 	}
 	r.res.DurationS = time.Since(start).Seconds()
+	r.err = err
 	switch {
 	case err == nil && r.skipped:
 		r.res.Status = StatusSkippedDuplicate
@@ -337,7 +340,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 			stage = se.Stage
 		}
 		r.res.Stage = stage
-		r.rec.Emit(ctx, ledger.RunFailed, map[string]any{"stage": stage, "error_type": errorType(err), "message": err.Error()})
+		r.rec.Emit(ctx, ledger.RunFailed, map[string]any{"stage": stage, "error_type": errorType(err), "message": ldperr.Public(err)})
 	}
 	r.rec.Emit(ctx, ledger.RunFinished, r.finishedPayload())
 	return r.res, err
