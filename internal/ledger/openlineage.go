@@ -226,6 +226,7 @@ type sender struct {
 	reported bool  // the failure was warned about
 	lastErr  error // the last POST's failure
 	unsent   int   // events dropped since the last Flush: queue full, or POST failed
+	used     bool  // an event was queued since the last Flush
 }
 
 var senders = struct {
@@ -253,6 +254,7 @@ func senderFor(endpoint, apiKey string, timeout time.Duration, client *http.Clie
 func (s *sender) enqueue(body []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.used = true
 	select {
 	case s.queue <- body:
 		s.pending++
@@ -319,7 +321,9 @@ func Flush() []string {
 	senders.Lock()
 	all := make([]*sender, 0, len(senders.m))
 	for _, s := range senders.m {
-		all = append(all, s)
+		if s.wasUsed() {
+			all = append(all, s)
+		}
 	}
 	senders.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].endpoint < all[j].endpoint })
@@ -334,6 +338,14 @@ func Flush() []string {
 		}
 	}
 	return warns
+}
+
+// wasUsed reports whether the command queued an event for the endpoint: Flush leaves the
+// others alone (another command of a test process, or a watch, used them).
+func (s *sender) wasUsed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used
 }
 
 func (s *sender) busy() bool {
@@ -363,7 +375,7 @@ func (s *sender) settle() string {
 	case s.unsent > 0 && !s.reported:
 		w = fmt.Sprintf("event sink: OpenLineage endpoint %s took longer than %s; %d events not sent", s.endpoint, s.timeout, s.unsent)
 	}
-	s.unsent, s.reported = 0, false
+	s.unsent, s.reported, s.used = 0, false, false
 	return w
 }
 
