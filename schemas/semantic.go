@@ -429,6 +429,11 @@ func (c *checker) sinks(o map[string]any, p fieldPath) {
 			if hasPath && hasURL {
 				c.at(sp, "an openlineage sink takes a path or a url, not both")
 			}
+			if raw, _ := str(s, "url"); raw != "" && urlHoldsSecret(raw) {
+				// The value is never echoed: it is the secret. The URL would reach ldp export
+				// k8s's objects, the ledger's warnings and every terminal the spec is shown on.
+				c.at(sp.child("url"), "credentials never go in a sink url (a user, a password or a key in its query): name the variable that holds the API key in api_key_env, as a bearer token")
+			}
 		case "jsonl", "null":
 			if hasURL {
 				c.at(sp.child("url"), "a %s sink takes no url", typ)
@@ -623,6 +628,24 @@ func rotateToMin(c []string) []string {
 func contains(xs []string, x string) bool {
 	for _, e := range xs {
 		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// urlHoldsSecret reports whether a URL carries user info or a query parameter that names a
+// secret (?api_key=, ?token=): an HTTP client sends user info as a Basic credential.
+func urlHoldsSecret(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if u.User != nil {
+		return true
+	}
+	for k := range u.Query() {
+		if redact.SecretKey(k) {
 			return true
 		}
 	}

@@ -46,7 +46,7 @@ func (o *watchOptions) Run(ctx context.Context, s *streams) error {
 		if err != nil {
 			return err
 		}
-		srv := &web.Server{Paths: []string{o.args[0]}, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Metrics: w.Metrics, Now: now}
+		srv := &web.Server{Paths: []string{o.args[0]}, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Metrics: w.Metrics, Now: now, Hosts: web.NamesOf(o.httpAddr)}
 		w.Log.Info("serving the status page", "url", "http://"+ln.Addr().String()+"/")
 		go web.Serve(ctx, ln, srv.Handler())
 	}

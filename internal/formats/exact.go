@@ -61,7 +61,7 @@ func Read(ctx context.Context, db *engine.DB, format, path string, opts *v1.Read
 	for _, name := range ints {
 		c := engine.Ident(name)
 		types = append(types, engine.Lit(name)+": 'VARCHAR'")
-		msg := fmt.Sprintf("column %q holds integers too large for BIGINT, so it is read as DECIMAL(38,0), and this value of it is not an integer: ", name)
+		msg := fmt.Sprintf("column %q holds integers too large for BIGINT, so it is read as DECIMAL(38,0), and this value of it is not an integer"+engine.ValueFollows, name)
 		repl = append(repl, fmt.Sprintf("CASE WHEN %[1]s IS NULL THEN NULL WHEN regexp_full_match(trim(%[1]s), '[+-]?[0-9]+') THEN CAST(trim(%[1]s) AS DECIMAL(38,0)) ELSE error(%[2]s || %[1]s) END AS %[1]s", c, engine.Lit(msg)))
 	}
 	for _, name := range zoned {

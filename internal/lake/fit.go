@@ -220,14 +220,20 @@ type MismatchError struct {
 	Where string
 }
 
-func (e *MismatchError) Error() string {
+func (e *MismatchError) Error() string { return e.message(strconv.Quote(e.Value)) }
+
+// Public is the refusal without the value, for events and the ledger (a row's value never
+// leaves the terminal): where it is, the column and both types stay.
+func (e *MismatchError) Public() string { return e.message("a value") }
+
+func (e *MismatchError) message(value string) string {
 	prefix := ""
 	if e.Where != "" {
 		prefix = "read " + e.Where + ": "
 	}
 	return fmt.Sprintf("%scolumn %q holds %s (%s), which column %s of table %s (%s) cannot hold exactly: nothing was written, since ldp never rounds a value or reads text as a number. "+
 		"Give the column one type for every batch: cast it in metadata.transform.sql (or correct the source), or add a schema check {\"check\": \"schema\", \"columns\": {%q: %q}} to hold such a batch back as a data gate",
-		prefix, e.Column, strconv.Quote(e.Value), e.BatchType, e.Field, e.Table, e.TableType, e.Column, e.TableType)
+		prefix, e.Column, value, e.BatchType, e.Field, e.Table, e.TableType, e.Column, e.TableType)
 }
 
 // Retriable is false: the same batch never fits.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ldp-dev/ldp/internal/formats"
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/window"
 )
@@ -93,7 +94,7 @@ func (r *run) finishedPayload() map[string]any {
 	p := map[string]any{
 		"status": r.res.Status, "duration_s": r.res.DurationS, "rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept,
 		"rows_outside_window": r.res.RowsOutside, "rows_no_window_value": r.res.RowsNoWindow, "rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key,
-		"pipeline": r.p.Identifier, "logical_window": r.res.Window, "error": r.res.Error,
+		"pipeline": r.p.Identifier, "logical_window": r.res.Window, "error": r.publicError(),
 	}
 	if q := r.res.Quality; q != nil {
 		p["quality_passed"] = q.Passed()
@@ -130,4 +131,13 @@ func (r *run) qualityPayload(rep *quality.Report) map[string]any {
 		}
 	}
 	return map[string]any{"rows": rep.Rows, "null_counts": rep.NullCounts, "passed": rep.Passed(), "on_failure": rep.OnFailure, "checks": checks}
+}
+
+// publicError is the run's error as events carry it: without the row values a message may
+// quote, which only the terminal shows (ldperr.Public).
+func (r *run) publicError() string {
+	if r.err == nil {
+		return r.res.Error
+	}
+	return ldperr.Public(r.err)
 }

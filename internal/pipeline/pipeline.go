@@ -190,6 +190,8 @@ type run struct {
 	// readExpr is what DuckDB read a file source through, and where the window's condition on
 	// its rows: with them a refused value is found again in the file.
 	readExpr, where string
+	// err is how the run ended, for its events' public message.
+	err error
 }
 
 // stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
@@ -321,6 +323,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		f()
 	}
 	r.res.DurationS = time.Since(start).Seconds()
+	r.err = err
 	switch {
 	case err == nil && r.skipped:
 		r.res.Status = StatusSkippedDuplicate
@@ -347,7 +350,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 			stage = se.Stage
 		}
 		r.res.Stage = stage
-		r.rec.Emit(ctx, ledger.RunFailed, map[string]any{"stage": stage, "error_type": errorType(err), "message": err.Error()})
+		r.rec.Emit(ctx, ledger.RunFailed, map[string]any{"stage": stage, "error_type": errorType(err), "message": ldperr.Public(err)})
 	}
 	r.rec.Emit(ctx, ledger.RunFinished, r.finishedPayload())
 	return r.res, err
