@@ -177,7 +177,11 @@ func TestTwoTickersDivideWindowsByLease(t *testing.T) {
 func TestLeaseOutlivesADeadHolder(t *testing.T) {
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 1)
-	a := l.cmd([]string{"LDP_FAULT=staged:stop"}, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow)
+	// The holder's lease lasts long enough for another ldp process to start and look while it
+	// lasts: with 2 s, a loaded machine took longer than that to start the second ticker, which
+	// then found the lease expired and took the window over.
+	const ttl = 20 * time.Second
+	a := l.cmd([]string{"LDP_FAULT=staged:stop"}, "schedule", "tick", "specs", "--leases", "--lease-ttl", ttl.String(), "--now", leaseNow)
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,11 +193,13 @@ func TestLeaseOutlivesADeadHolder(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The lease was taken or last renewed before the holder stopped.
+	expired := time.Now().Add(ttl + 500*time.Millisecond)
 	code, out, errs := l.run(t, nil, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow, "--json")
 	if code != 0 || !strings.Contains(out, `"leased": 1`) || strings.Contains(out, `"attempt"`) {
 		t.Fatalf("while the lease lasts, the window must be left alone: %d %s %s", code, out, errs)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(time.Until(expired))
 	code, out, errs = l.run(t, nil, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow, "--json")
 	if code != 0 {
 		t.Fatalf("take-over tick: %d %s %s", code, out, errs)
