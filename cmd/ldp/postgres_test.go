@@ -67,6 +67,7 @@ func startPostgres(t *testing.T) string {
 // TestSharedCatalogOnPostgres: a scheduled pipeline, the same spec as a local one but for the
 // catalog block, loads, skips a done window and reads back through a PostgreSQL catalog.
 func TestSharedCatalogOnPostgres(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := newLakeOn(t, 2, fmt.Sprintf(`{"type": "sql", "uri": %q, "identifier": "shop", "warehouse_path": "wh"}`, uri))
 	for i := 0; i < 2; i++ {
@@ -156,6 +157,7 @@ func startedRuns(t *testing.T, l *lakeDir) (map[string]int, map[string]string) {
 // TestTwoTickersDivideWindowsByLease: two ldp processes tick one folder at once with
 // --leases: every due window is published once, each run by one process only.
 func TestTwoTickersDivideWindowsByLease(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 6)
 	l.together(t, [][]string{nil, nil}, "schedule", "tick", "specs", "--leases", "--now", leaseNow, "--json")
@@ -175,6 +177,7 @@ func TestTwoTickersDivideWindowsByLease(t *testing.T) {
 // ticker leaves the window alone while the lease lasts, then takes it over as the next attempt
 // of the same run, and the window's key is on main once.
 func TestLeaseOutlivesADeadHolder(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 1)
 	// The holder's lease lasts long enough for another ldp process to start and look while it
@@ -229,6 +232,7 @@ func writeRecentDrops(t *testing.T, l *lakeDir) {
 // TestTwoWatchersDivideWindowsByLease: two ldp watch processes with --leases on one folder
 // publish every due window once, each window run by one of them.
 func TestTwoWatchersDivideWindowsByLease(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 4)
 	writeRecentDrops(t, l)
@@ -268,6 +272,7 @@ func TestTwoWatchersDivideWindowsByLease(t *testing.T) {
 // after staging, holding the window's lease; another watcher leaves the window alone until the
 // lease expires, then finishes it as attempt 2 of the same run, and the key is on main once.
 func TestWatcherTakesOverAKilledWatcher(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 1)
 	writeRecentDrops(t, l)
