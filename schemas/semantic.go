@@ -301,11 +301,13 @@ func (c *checker) catalog(cat map[string]any, p fieldPath) {
 		}
 	}
 	if uri, _ := str(cat, "uri"); uri != "" {
-		u, err := url.Parse(uri)
-		_, hasPassword := u.User.Password()
-		if err == nil && (hasPassword || u.Query().Has("password")) {
-			// The value is never echoed: it is the secret.
-			c.at(p.child("uri"), "a password never goes in a catalog uri: write it as postgres://USER@HOST:PORT/DB and set PGPASSWORD in the environment (PostgreSQL's client reads it), from a secret store")
+		// A uri that does not parse (postgres://%zz) holds no password to find here; the
+		// catalog's open names what is wrong with it.
+		if u, err := url.Parse(uri); err == nil {
+			if _, hasPassword := u.User.Password(); hasPassword || u.Query().Has("password") {
+				// The value is never echoed: it is the secret.
+				c.at(p.child("uri"), "a password never goes in a catalog uri: write it as postgres://USER@HOST:PORT/DB and set PGPASSWORD in the environment (PostgreSQL's client reads it), from a secret store")
+			}
 		}
 	}
 	wp, _ := str(cat, "warehouse_path")

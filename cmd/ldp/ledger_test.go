@@ -22,6 +22,7 @@ import (
 // TestEightProcessesShareALedger: eight ldp processes append to one ledger at once; every line
 // parses, none is interleaved with another, none is lost.
 func TestEightProcessesShareALedger(t *testing.T) {
+	t.Parallel()
 	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
 	l.write(t, "orders.csv", "order_id,amount\n1,10\n2,20\n")
 	l.write(t, "export.json", `{"identifier": "export", "metadata": {"source": {"format": "CSV", "path": "orders.csv"},

@@ -129,6 +129,7 @@ func retryFolder(t *testing.T) string {
 // ledger and the keys; the ETag makes an unchanged poll a 304; /metrics parses and counts the
 // folder's windows by state.
 func TestStatusAPIAndMetrics(t *testing.T) {
+	t.Parallel()
 	dir := statusFolder(t)
 	retry := retryFolder(t)
 	base := serveUI(t, dir, retry)
@@ -280,6 +281,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // TestStatusPageInABrowser loads the page ldp ui serves in headless Chromium, reads the grid
 // from the DOM, opens the blocked cell, filters by state, and saves a screenshot.
 func TestStatusPageInABrowser(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	dir := statusFolder(t)
 	base := serveUI(t, dir)
@@ -323,6 +325,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 // the daily workflow's published days, the third marked as held back before its fix, the
 // tries of that day with the failing check, and the backfill of the missed days to run next.
 func TestDemoStatusPage(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	dir := filepath.Join(t.TempDir(), "ldp-demo")
 	var out bytes.Buffer

@@ -202,6 +202,31 @@ func TestWritersCreateATableAtOnce(t *testing.T) {
 	}
 }
 
+// TestACreateThatLostTheRaceIsNoLostCatalog: a writer found no table in the catalog, and
+// before it listed the warehouse another writer created the table and committed to it. The
+// files it lists then look like a lost catalog's (version 1 and later, beside no row it saw),
+// yet the table is in the catalog: the writer must go on and use it, not refuse with "the
+// catalog may have been deleted" (TestWritersCreateATableAtOnce failed so on a busy machine).
+// Only when the row is really gone does it refuse.
+func TestACreateThatLostTheRaceIsNoLostCatalog(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k1", RunID: "r1"})
+	late := newFixtureOn(t, f)
+	// late's Load missed the row before f created it; this is what late does next.
+	if err := late.cat.refuseOrphaned(late.ctx, late.ref); err != nil {
+		t.Fatalf("the table another writer just created: %v, want it used", err)
+	}
+	q := `DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?`
+	if _, err := f.cat.db.ExecContext(f.ctx, q, f.cat.Identifier, f.ref.Namespace, f.ref.Name); err != nil {
+		t.Fatal(err)
+	}
+	var oe *OrphanedTableError
+	if err := late.cat.refuseOrphaned(late.ctx, late.ref); !errors.As(err, &oe) {
+		t.Fatalf("the table whose catalog row is gone: %v, want an *OrphanedTableError", err)
+	}
+}
+
 // TestFenceIsAssertedByThePublishCommit: attempt 2 of a run begins while attempt 1 has staged
 // and not yet published, and main does not move. Attempt 1's publish commit asserts that no
 // later attempt began, so it fails and attempt 1 is fenced: nothing of it reaches main, not
