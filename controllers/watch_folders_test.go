@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fsnotify/fsnotify"
+
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
@@ -59,5 +61,41 @@ func TestWatchSpecFoldersOnly(t *testing.T) {
 	}
 	if want := []string{".", "more", "more/nested"}; !slices.Equal(watched, want) {
 		t.Errorf("watched %d folders %v, want %v", len(watched), watched, want)
+	}
+}
+
+// A warehouse made while ldp watch runs is first an empty folder, and is watched as one;
+// the first folder made in it, once the warehouse holds its catalog, removes those watches.
+func TestWatchDropsAWarehouseMadeLater(t *testing.T) {
+	dir := t.TempDir()
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fw.Close()
+	w := &Watcher{Dir: dir, add: fw.Add}
+	if err := w.addTree(dir); err != nil {
+		t.Fatal(err)
+	}
+	wh := filepath.Join(dir, "warehouse")
+	specs := filepath.Join(dir, "specs")
+	for _, d := range []string{wh, specs} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w.added(fw, d)
+	}
+	if err := os.WriteFile(filepath.Join(wh, "shop_catalog.db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ns := filepath.Join(wh, "shop.db")
+	if err := os.Mkdir(ns, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.added(fw, ns)
+	got := fw.WatchList()
+	slices.Sort(got)
+	if want := []string{dir, specs}; !slices.Equal(got, want) {
+		t.Errorf("watching %v, want %v", got, want)
 	}
 }
