@@ -290,7 +290,7 @@ func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema,
 }
 
 // dropUnwritten drops the table ref, which this write created, when no snapshot of it holds
-// a row: its first write failed. Left behind, the table kept what the failed write created
+// a row and no ref but main points into it: its first write failed. Left behind, the table kept what the failed write created
 // it with, and every later run loaded it as it was. The catalog row goes only while it still
 // points at the version read here, so a table another writer has committed to meanwhile
 // stays; then the files of that version go, so the next write creates the table afresh (a
@@ -307,6 +307,13 @@ func (c *Catalog) dropUnwritten(ctx context.Context, ref Ref) {
 	md := tbl.Metadata()
 	for _, s := range md.Snapshots() {
 		if totalRecords(&s) > 0 {
+			return
+		}
+	}
+	// A ref beside main is a fence tag or a staging branch: the table carries an attempt's
+	// fence (which the drop would lift) or another writer's work.
+	for name := range md.Refs() {
+		if name != table.MainBranch {
 			return
 		}
 	}
