@@ -40,7 +40,7 @@ type Watcher struct {
 	requeueAt time.Time
 	// passedOver are the files already said to be too large to read as specs.
 	passedOver map[string]bool
-	// warehouses are the local warehouse folders the specs name, cleaned.
+	// warehouses are the local warehouse folders the specs name, as absolute paths.
 	warehouses map[string]bool
 	// add watches one folder: fsnotify's Add, or a test's counter.
 	add  func(string) error
