@@ -159,21 +159,16 @@ func (g *Group) flush(batch []*groupItem) {
 // replace, so each needs main as the batch before it left it; a retry may need to fence older
 // attempts; a new column changes the schema the files are written in.
 func groupable(o PublishOptions, mode string, tbl *table.Table, bs *iceberg.Schema) bool {
-	if o.Group == nil || mode != Append || o.Attempt != 1 || o.ReplaceWhere != "" || needsArrowWriter(tbl.Schema(), tbl.Spec()) {
+	if o.Group == nil || mode != Append || o.Attempt != 1 || o.ReplaceWhere != nil || needsArrowWriter(tbl.Schema(), tbl.Spec()) {
 		return false
 	}
-	for _, f := range bs.Fields() {
-		if _, ok := tbl.Schema().FindFieldByName(f.Name); !ok {
-			return false
-		}
-	}
-	return true
+	return len(schemaChanges(tbl.Schema(), bs)) == 0
 }
 
 // publishGrouped writes the batch's files now and waits for the group to publish them.
 func (c *Catalog) publishGrouped(ctx context.Context, db *engine.DB, relation string, ref Ref, b *batch, o PublishOptions, res *PublishResult) (*PublishResult, error) {
 	props := snapshotProps(o)
-	w := &writer{db: db, relation: relation, mode: Append, props: props, tmp: b.tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions}
+	w := &writer{db: db, relation: relation, mode: Append, props: props, tmp: b.tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, loc: o.Location}
 	files, err := w.writeBatch(ctx, b.table)
 	if err != nil {
 		w.removeFiles()
@@ -250,8 +245,19 @@ func publishItems(ctx context.Context, items []*groupItem) {
 			head := snaps[len(snaps)-1].SnapshotID
 			o.Hook("staged")
 			var fences []table.Requirement
+			var ferr error
 			for _, it := range pending {
-				fences = append(fences, notFenced(it.opts.RunID, it.opts.Attempt))
+				var f []table.Requirement
+				if f, ferr = notFenced(tbl, it.opts.RunID, it.opts.Attempt); ferr != nil {
+					break
+				}
+				fences = append(fences, f...)
+			}
+			if ferr != nil {
+				// Only first attempts are grouped, and those need no tag of their own.
+				c.dropBranch(ctx, ref, branch)
+				fail(pending, ferr)
+				return
 			}
 			err = c.publishBranch(ctx, ref, branch, base.SnapshotID, head, fences...)
 			if err == nil {

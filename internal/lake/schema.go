@@ -243,10 +243,10 @@ func PartitionExprs(cols []engine.Column, pby []v1.PartitionField) (exprs []stri
 	return exprs, true
 }
 
-// ColumnType is the DuckDB type of the table's column name ("" when there is none), for the
-// predicates written over the table's rows.
+// ColumnType is the DuckDB type of the table's column name, whatever its case ("" when there
+// is none), for the predicates written over the table's rows.
 func ColumnType(tbl *table.Table, name string) string {
-	f, ok := tbl.Schema().FindFieldByName(name)
+	f, ok := fieldFor(tbl.Schema(), name)
 	if !ok {
 		return ""
 	}
