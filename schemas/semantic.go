@@ -216,6 +216,15 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 		for i, e := range parts {
 			f, _ := e.(map[string]any)
 			tr, _ := str(f, "transform")
+			col, _ := str(f, "column")
+			name, named := str(f, "name")
+			if pf := (v1.PartitionField{Column: col, Transform: tr, Name: name}); col != "" && !v1.ValidPartitionName(pf.FieldName()) {
+				at := tp.child("partition_by").child(strconv.Itoa(i)).child("column")
+				if named {
+					at = tp.child("partition_by").child(strconv.Itoa(i)).child("name")
+				}
+				c.at(at, "%s", v1.PartitionNameHint(pf))
+			}
 			if m := sizedTransform.FindStringSubmatch(tr); m != nil {
 				// Iceberg stores N and W as 32-bit integers.
 				if _, err := strconv.ParseInt(m[2], 10, 32); err != nil {

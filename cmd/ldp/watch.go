@@ -58,8 +58,9 @@ func newWatchCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch DIR",
 		Short: "Keep a folder of specs running: reconcile on every change and every minute",
-		Long: `Watch DIR and every subfolder; on each change to a spec file (debounced; editors that
-write a temporary file and rename it work) and every --resync, run what is due and not done,
+		Long: `Watch DIR and every subfolder that can hold specs (not hidden folders, nor a warehouse's,
+which would spend an inotify watch per table, partition and write); on each change to a spec
+file (debounced; editors that write a temporary file and rename it work) and every --resync, run what is due and not done,
 exactly as ldp schedule tick does and under the same lock, so a tick from cron and a watcher
 never both run.
 

@@ -173,7 +173,7 @@ func (c *Catalog) Register(ctx context.Context, ref Ref, metadata string) (strin
 			if err != nil {
 				return "", err
 			}
-			loc = "file://" + abs
+			loc = fileLocation(abs)
 		}
 		if _, err := readMetadata(ctx, c, ref, loc); err != nil {
 			return "", err

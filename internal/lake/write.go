@@ -152,6 +152,9 @@ type batch struct {
 	schema  *iceberg.Schema
 	table   *table.Table
 	release func()
+	// created is set when this write created the table: release drops it again if nothing
+	// ever landed in it.
+	created bool
 }
 
 // prepare does what every write of a batch does first. The caller must call release.
@@ -189,6 +192,9 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 		return nil, err
 	}
 	b.release = func() {
+		if b.created {
+			c.dropUnwritten(context.WithoutCancel(ctx), ref)
+		}
 		os.RemoveAll(b.tmp)
 		lock.Release()
 	}
@@ -200,7 +206,7 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 			err = fmt.Errorf("%w: the window kept no rows and table %s does not exist yet, so there are no column types to create it with; publish a window with rows first", ErrNoData, ref)
 		}
 	} else if b.schema, err = batchSchema(ctx, db, relation, b.tmp); err == nil {
-		if b.table, err = c.loadOrCreate(ctx, ref, b.schema, o.PartitionBy); err == nil {
+		if b.table, b.created, err = c.loadOrCreate(ctx, ref, b.schema, o.PartitionBy); err == nil {
 			err = checkFit(ctx, db, relation, b.table, ref)
 		}
 	}
@@ -294,32 +300,103 @@ func (c *Catalog) scratch() (string, error) {
 	return newScratch(c.Warehouse)
 }
 
-func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema, pby []v1.PartitionField) (*table.Table, error) {
+func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema, pby []v1.PartitionField) (*table.Table, bool, error) {
 	tbl, err := c.Load(ctx, ref)
 	var nf *NotFoundError
 	if !errors.As(err, &nf) {
-		return tbl, err
+		return tbl, false, err
 	}
 	spec, err := partitionSpec(bs, pby)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := c.refuseOrphaned(ctx, ref); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := c.ensureNamespace(ctx, ref.Namespace); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	tbl, err = c.cat.CreateTable(ctx, ref.ident(), bs, catalog.WithPartitionSpec(&spec), catalog.WithProperties(TableProperties))
 	if err != nil {
 		// Another writer created it first (the typed error, or the database's unique
 		// constraint when both inserted at once): use theirs.
 		if existing, lerr := c.Load(ctx, ref); lerr == nil {
-			return existing, nil
+			return existing, false, nil
 		}
-		return nil, storageHint(fmt.Errorf("create table %s: %w", ref, err))
+		return nil, false, storageHint(fmt.Errorf("create table %s: %w", ref, err))
 	}
-	return tbl, nil
+	return tbl, true, nil
+}
+
+// dropUnwritten drops the table ref, which this write created, when no snapshot of it holds
+// a row and no ref but main points into it: its first write failed. Left behind, the table
+// kept what the failed write created it with, and every later run loaded it as it was. The catalog row goes only while it still
+// points at the version read here, so a table another writer has committed to meanwhile
+// stays; then the files of that version go, so the next write creates the table afresh (a
+// metadata file of version 1 or later would say the catalog lost a table). A REST catalog's
+// tables are its server's: they stay.
+func (c *Catalog) dropUnwritten(ctx context.Context, ref Ref) {
+	if c.db == nil {
+		return
+	}
+	tbl, err := c.Load(ctx, ref)
+	if err != nil {
+		return
+	}
+	md := tbl.Metadata()
+	for _, s := range md.Snapshots() {
+		if totalRecords(&s) > 0 {
+			return
+		}
+	}
+	// A ref beside main is a fence tag or a staging branch: the table carries an attempt's
+	// fence (which the drop would lift) or another writer's work.
+	for name := range md.Refs() {
+		if name != table.MainBranch {
+			return
+		}
+	}
+	q := `DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?`
+	if c.postgres {
+		q = dollarPlaceholders(q)
+	}
+	res, err := c.db.ExecContext(ctx, q, c.Identifier, ref.Namespace, ref.Name, tbl.MetadataLocation())
+	if err != nil {
+		return
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	files := []string{tbl.MetadataLocation()}
+	for e := range md.PreviousFiles() {
+		files = append(files, e.MetadataFile)
+	}
+	for _, s := range md.Snapshots() {
+		if manifests, err := s.Manifests(fsys); err == nil {
+			for _, m := range manifests {
+				files = append(files, m.FilePath())
+			}
+		}
+		if s.ManifestList != "" {
+			files = append(files, s.ManifestList)
+		}
+	}
+	for _, f := range files {
+		fsys.Remove(f)
+	}
+	if !IsRemote(tbl.Location()) {
+		// The folders, if this write left them empty.
+		dir := localPath(tbl.Location())
+		for _, d := range []string{filepath.Join(dir, "metadata"), filepath.Join(dir, "data"), dir} {
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				os.Remove(d)
+			}
+		}
+	}
 }
 
 // schemaChanges are the batch's fields the table's schema must take: its new columns (a name
