@@ -43,6 +43,9 @@ const (
 	ReasonProgressing  = "Progressing"
 	ReasonSucceeded    = "Succeeded"
 	ReasonNothingIsDue = "NothingIsDue"
+	// ReasonPodCannotStart: a window's pod is waiting on something only a person can fix (a
+	// Secret or ConfigMap that is missing, an image that cannot be pulled).
+	ReasonPodCannotStart = "PodCannotStart"
 )
 
 // Spec is an ldp/v1 spec file's body. Identifier is the ldp identifier the idempotency keys
@@ -59,6 +62,10 @@ type Spec struct {
 	Suspend bool `json:"suspend,omitempty"`
 	// MaxConcurrentWindows bounds the Jobs running at once for the object (1 when 0).
 	MaxConcurrentWindows int32 `json:"maxConcurrentWindows,omitempty"`
+	// TimeoutSeconds bounds a window's Job (its activeDeadlineSeconds): a pod that cannot
+	// start, or a run that hangs, fails the attempt instead of holding the window forever.
+	// ldp controller's --job-timeout when 0.
+	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
 }
 
 // Status is what ldp controller found at its last reconcile.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -17,7 +18,7 @@ type controllerOptions struct {
 	leaderElection             bool
 	image, serviceAccount      string
 	envSecrets, envConfigMaps  []string
-	ttl                        time.Duration
+	ttl, timeout               time.Duration
 	metricsAddr, probeAddr     string
 }
 
@@ -29,7 +30,7 @@ func (o *controllerOptions) Validate(cmd *cobra.Command, _ []string) error {
 }
 
 func (o *controllerOptions) Run(ctx context.Context, s *streams) error {
-	set := kube.JobSettings{Image: o.image, ServiceAccount: o.serviceAccount, TTLAfterFinished: o.ttl,
+	set := kube.JobSettings{Image: o.image, ServiceAccount: o.serviceAccount, TTLAfterFinished: o.ttl, Timeout: o.timeout,
 		EnvFrom: kube.EnvFrom(o.envSecrets, o.envConfigMaps)}
 	leaderNS := o.leaderNamespace
 	if leaderNS == "" {
@@ -40,7 +41,7 @@ func (o *controllerOptions) Run(ctx context.Context, s *streams) error {
 	}
 	fmt.Fprintf(s.Err, "ldp controller: reconciling Pipelines and Workflows (namespace %s, leader election %t)\n", orAll(o.namespace), o.leaderElection)
 	return kube.RunManager(ctx, kube.ManagerOptions{Namespace: o.namespace, LeaderElection: o.leaderElection, LeaderElectionNamespace: leaderNS,
-		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, Jobs: set})
+		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, Jobs: set, Home: cmp.Or(os.Getenv("POD_NAMESPACE"), leaderNS)})
 }
 
 func orAll(ns string) string {
@@ -81,7 +82,8 @@ docs/kubernetes.md tells how to install it.`,
 	f.StringArrayVar(&o.envSecrets, "env-secret", nil, "a Secret whose keys become the Jobs' environment (token_env, credential_env, AWS keys, PGPASSWORD); repeatable")
 	f.StringArrayVar(&o.envConfigMaps, "env-configmap", nil, "a ConfigMap whose keys become the Jobs' environment; repeatable")
 	f.DurationVar(&o.ttl, "job-ttl", 24*time.Hour, "remove a finished Job after this long (0 keeps them)")
-	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "serve controller metrics here (0: off)")
-	f.StringVar(&o.probeAddr, "health-probe-bind-address", "0", "serve /healthz here (0: off)")
+	f.DurationVar(&o.timeout, "job-timeout", 6*time.Hour, "a Job's deadline (activeDeadlineSeconds) when its object's spec.timeoutSeconds is not set (0: none)")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "serve controller-runtime's and ldp's metrics (ldp_windows, ldp_job_attempts_total, ldp_data_gate_blocks_total) here (0: off)")
+	f.StringVar(&o.probeAddr, "health-probe-bind-address", "0", "serve /healthz and /readyz here (0: off)")
 	return cmd
 }

@@ -13,19 +13,26 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +41,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
@@ -49,6 +58,8 @@ type cluster struct {
 	catalog func(identifier string) map[string]any
 	data    string // the orders CSV the specs read
 	runs    *kubelet
+	// metrics and probes are where the first manager serves them.
+	metrics, probes string
 }
 
 func startCluster(t *testing.T) *cluster {
@@ -83,15 +94,21 @@ func startCluster(t *testing.T) *cluster {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cl.runs = &kubelet{t: t, c: c, ldp: ldpCommand(t), runs: map[string]int{}, faults: map[string]string{}}
+	cl.runs = &kubelet{t: t, c: c, ldp: ldpCommand(t), runs: map[string]int{}, faults: map[string]string{}, hold: map[string]bool{}}
 	go cl.runs.loop(ctx)
+	cl.metrics, cl.probes = freePort(t), freePort(t)
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
 		wg.Add(1)
+		metrics, probes := "0", "0"
+		if i == 0 {
+			metrics, probes = cl.metrics, cl.probes
+		}
 		go func() {
 			defer wg.Done()
 			err := kube.RunManager(ctx, kube.ManagerOptions{Config: cfg, LeaderElection: true, LeaderElectionNamespace: "default",
-				LeaseDuration: 4 * time.Second, RetryPeriod: 500 * time.Millisecond, Jobs: kube.JobSettings{Image: "ldp:test"},
+				LeaseDuration: 4 * time.Second, RetryPeriod: 500 * time.Millisecond, MetricsAddr: metrics, ProbeAddr: probes, Home: "default",
+				Jobs: kube.JobSettings{Image: "ldp:test", EnvFrom: kube.EnvFrom([]string{"ldp-catalog"}, nil), Timeout: time.Hour},
 				Rand: func() float64 { return 0 }})
 			if err != nil && ctx.Err() == nil {
 				t.Errorf("manager %d: %v", i, err)
@@ -110,6 +127,7 @@ type kubelet struct {
 	mu     sync.Mutex
 	runs   map[string]int    // Job name -> times its command ran
 	faults map[string]string // namespace/window -> LDP_FAULT for its first attempt
+	hold   map[string]bool   // namespaces whose Jobs do not run: the test plays their pods
 }
 
 func (k *kubelet) ran(name string) int {
@@ -126,7 +144,10 @@ func (k *kubelet) loop(ctx context.Context) {
 			for i := range jobs.Items {
 				j := jobs.Items[i]
 				key := j.Namespace + "/" + j.Name
-				if started[key] || j.DeletionTimestamp != nil || len(j.Status.Conditions) > 0 {
+				k.mu.Lock()
+				held := k.hold[j.Namespace]
+				k.mu.Unlock()
+				if started[key] || held || j.DeletionTimestamp != nil || len(j.Status.Conditions) > 0 {
 					continue
 				}
 				started[key] = true
@@ -358,10 +379,8 @@ func TestKubernetes(t *testing.T) {
 		if err := cl.c.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		st := cl.waitReady(t, p, 3*time.Minute)
-		if st.Windows["published"] != 5 {
-			t.Errorf("windows %v, want the 4 of the backfill and the scheduled one published", st.Windows)
-		}
+		cl.waitDrained(t, p, 3*time.Minute)
+		cl.waitReady(t, p, time.Minute)
 		if rows, keys := cl.tableCounts(t, "orders_killed"); rows != "25/25" || keys != 5 {
 			t.Errorf("table: %s rows/ids and %d keys, want 25/25 and 5", rows, keys)
 		}
@@ -421,17 +440,12 @@ func TestKubernetes(t *testing.T) {
 			t.Errorf("ldp backfill --cluster said %q", out)
 		}
 		// Ready may come first for the scheduled window alone: wait for the backfill's too.
-		deadline := time.Now().Add(2 * time.Minute)
-		for st := cl.waitReady(t, p, 2*time.Minute); st.Windows["published"] != 3; st = cl.waitReady(t, p, 2*time.Minute) {
-			if time.Now().After(deadline) {
-				t.Fatalf("windows %v, want the backfill's two and the scheduled one published", st.Windows)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		cl.waitDrained(t, p, 2*time.Minute)
+		cl.waitReady(t, p, time.Minute)
 		if err := cl.c.Delete(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		deadline = time.Now().Add(time.Minute)
+		deadline := time.Now().Add(time.Minute)
 		for {
 			err := cl.c.Get(ctx, client.ObjectKeyFromObject(p), p)
 			if apierrors.IsNotFound(err) && len(cl.jobsOf(t, ns, "orders")) == 0 {
@@ -457,36 +471,57 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 
-	t.Run("the install manifests are accepted by the API server", func(t *testing.T) {
-		files, _ := filepath.Glob("../../config/*/*.yaml")
-		applied := 0
-		for _, f := range files {
-			if strings.HasSuffix(f, "kustomization.yaml") || strings.Contains(f, "/crd/") || strings.Contains(f, "/samples/") {
-				continue // kustomize's own file, the CRDs (the environment installs them), ldp specs
-			}
-			b, err := os.ReadFile(f)
+	t.Run("kustomize build config/default is accepted by the API server", func(t *testing.T) {
+		// What kubectl apply -k config/default sends, built by kustomize itself.
+		res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "../../config/default")
+		if err != nil {
+			t.Fatalf("kustomize build config/default: %v", err)
+		}
+		kinds := map[string]int{}
+		for _, r := range res.Resources() {
+			m, err := r.Map()
 			if err != nil {
 				t.Fatal(err)
 			}
-			var u unstructured.Unstructured
-			if err := yaml.Unmarshal(b, &u.Object); err != nil {
-				t.Fatalf("%s: %v", f, err)
+			u := &unstructured.Unstructured{Object: m}
+			kinds[u.GetKind()]++
+			if u.GetKind() == "CustomResourceDefinition" {
+				// The environment installed them from config/crd/bases: apply over them.
+				err = cl.c.Patch(ctx, u, client.Apply, client.FieldOwner("kustomize-test"), client.ForceOwnership, client.FieldValidation("Strict"))
+			} else {
+				err = cl.c.Create(ctx, u, client.FieldValidation("Strict"))
 			}
-			if err := cl.c.Create(ctx, &u, client.FieldValidation("Strict")); err != nil {
-				t.Errorf("the API server refuses %s: %v", f, err)
+			if err != nil {
+				t.Errorf("the API server refuses %s %s: %v", u.GetKind(), u.GetName(), err)
 			}
-			applied++
 		}
-		if applied < 6 {
-			t.Errorf("%d manifests applied, want the namespace, RBAC and the Deployment", applied)
+		want := map[string]int{"Namespace": 1, "CustomResourceDefinition": 2, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1}
+		if fmt.Sprint(kinds) != fmt.Sprint(want) {
+			t.Errorf("kustomize built %v, want %v", kinds, want)
 		}
-		// The Deployment runs ldp controller with the Secret of the catalog.
+		// The Deployment runs ldp controller with the Secret of the catalog, probed where it serves.
 		var d appsv1.Deployment
 		if err := cl.c.Get(ctx, types.NamespacedName{Namespace: "ldp-system", Name: "ldp-controller"}, &d); err != nil {
 			t.Fatal(err)
 		}
-		if c := d.Spec.Template.Spec.Containers[0]; strings.Join(c.Command, " ") != "ldp controller" || !strings.Contains(strings.Join(c.Args, " "), "--env-secret ldp-catalog") {
+		c := d.Spec.Template.Spec.Containers[0]
+		if strings.Join(c.Command, " ") != "ldp controller" || !strings.Contains(strings.Join(c.Args, " "), "--env-secret ldp-catalog") {
 			t.Errorf("the Deployment runs %v %v", c.Command, c.Args)
+		}
+		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+			t.Errorf("the Deployment's probes: readiness %+v, liveness %+v", c.ReadinessProbe, c.LivenessProbe)
+		}
+		// The RBAC lets it read the pods of its Jobs.
+		var role rbacv1.ClusterRole
+		if err := cl.c.Get(ctx, types.NamespacedName{Name: "ldp-controller"}, &role); err != nil {
+			t.Fatal(err)
+		}
+		pods := false
+		for _, r := range role.Rules {
+			pods = pods || (slices.Contains(r.Resources, "pods") && slices.Contains(r.Verbs, "watch"))
+		}
+		if !pods {
+			t.Errorf("the ClusterRole cannot watch pods: %+v", role.Rules)
 		}
 	})
 
@@ -522,4 +557,225 @@ func TestKubernetes(t *testing.T) {
 			t.Errorf("a bad write_mode was accepted by the API server: %v", err)
 		}
 	})
+
+	t.Run("a credential the controller lacks: the plan's message names the Secret of its namespace", func(t *testing.T) {
+		ns := cl.namespace(t, "creds")
+		catalog := cl.catalog("shop")
+		catalog["type"], catalog["uri"], catalog["token_env"] = "rest", "http://127.0.0.1:1", "LDP_K8S_TEST_TOKEN"
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns},
+			Spec: k8s.Spec{Identifier: "orders_creds", Metadata: cl.pipelineMeta("orders_creds", map[string]any{"schedule": "5 0 * * *",
+				"target": map[string]any{"name": "orders_creds", "format": "ICEBERG", "write_mode": "overwrite", "catalog": catalog}})}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		c := cl.waitCondition(t, p, k8s.ConditionReady, k8s.ReasonPlanFailed, time.Minute)
+		for _, want := range []string{"LDP_K8S_TEST_TOKEN", "the Secret ldp-catalog of namespace default too", "the Secret ldp-catalog of namespace creds"} {
+			if !strings.Contains(c.Message, want) {
+				t.Errorf("PlanFailed says %q, want it to name %q", c.Message, want)
+			}
+		}
+	})
+
+	t.Run("a second ldp backfill --cluster while one runs: both ranges run, then the annotation is drained", func(t *testing.T) {
+		ns := cl.namespace(t, "twice")
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns},
+			Spec: k8s.Spec{Identifier: "orders_twice", Metadata: cl.pipelineMeta("orders_twice", nil)}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ldpOK(t, "backfill", "--cluster", "pipeline/orders", "-n", ns, "--from", day(-8), "--to", day(-4))
+		ldpOK(t, "backfill", "--cluster", "pipeline/orders", "-n", ns, "--from", day(-3), "--to", day(-1))
+		// Both are asked for (the first window may be done, but not all of the first range).
+		drained := cl.drained(t, p)
+		if got, want := p.Annotations[kube.AnnotBackfill], day(-8)+"/"+day(-4)+","+day(-3)+"/"+day(-1); !drained && got != want {
+			t.Errorf("after the second request the annotation is %q, want %q (or drained)", got, want)
+		}
+		cl.waitDrained(t, p, 3*time.Minute)
+		if rows, keys := cl.tableCounts(t, "orders_twice"); rows != "30/30" || keys != 6 {
+			t.Errorf("table: %s rows/ids and %d keys, want 30/30 and 6", rows, keys)
+		}
+	})
+
+	t.Run("a pod that cannot start is Stalled with its reason and an Event; the Job has the spec's deadline", func(t *testing.T) {
+		ns := cl.namespace(t, "nostart")
+		cl.runs.mu.Lock()
+		cl.runs.hold[ns] = true
+		cl.runs.mu.Unlock()
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-2) + "/" + day(-1)}},
+			Spec: k8s.Spec{Identifier: "orders_nostart", TimeoutSeconds: 600, Metadata: cl.pipelineMeta("orders_nostart", nil)}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		var job batchv1.Job
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			if jobs := cl.jobsOf(t, ns, "orders"); len(jobs) == 1 {
+				job = jobs[0]
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no Job for the backfill's window")
+			}
+		}
+		if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d != 600 {
+			t.Errorf("the Job's activeDeadlineSeconds is %v, want the spec's 600", d)
+		}
+		// The Job controller's pod, and the kubelet's verdict on it.
+		labels := map[string]string{batchv1.JobNameLabel: job.Name}
+		maps.Copy(labels, job.Spec.Template.Labels)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x7k2p", Namespace: ns, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(&job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+			Spec: job.Spec.Template.Spec}
+		if err := cl.c.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: kube.Container, Image: "ldp:test",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `secret "ldp-catalog" not found`}}}}}
+		if err := cl.c.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		c := cl.waitCondition(t, p, k8s.ConditionStalled, k8s.ReasonPodCannotStart, time.Minute)
+		if !strings.Contains(c.Message, "CreateContainerConfigError") || !strings.Contains(c.Message, `secret "ldp-catalog" not found`) || !strings.Contains(c.Message, pod.Name) {
+			t.Errorf("Stalled says %q", c.Message)
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			var evs corev1.EventList
+			cl.c.List(ctx, &evs, client.InNamespace(ns))
+			n := 0
+			for _, e := range evs.Items {
+				if e.Reason == "CreateContainerConfigError" && e.InvolvedObject.Name == "orders" && strings.Contains(e.Message, `secret "ldp-catalog" not found`) {
+					n++
+				}
+			}
+			if n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d Events with the pod's reason, want 1", n)
+			}
+		}
+		// The Secret is there now: the pod goes away and the Job runs; Stalled clears.
+		if err := cl.c.Delete(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		cl.runs.mu.Lock()
+		delete(cl.runs.hold, ns)
+		cl.runs.mu.Unlock()
+		st := cl.waitReady(t, p, 2*time.Minute)
+		for _, c := range st.Conditions {
+			if c.Type == k8s.ConditionStalled && c.Status == metav1.ConditionTrue {
+				t.Errorf("still Stalled: %s", c.Message)
+			}
+		}
+	})
+
+	t.Run("the metrics port serves ldp's series and /readyz", func(t *testing.T) {
+		ns := cl.namespace(t, "gate")
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-2) + "/" + day(-1)}},
+			Spec: k8s.Spec{Identifier: "orders_gate", Metadata: cl.pipelineMeta("orders_gate", map[string]any{"quality": []any{map[string]any{"check": "row_count", "min": 100}}})}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		cl.waitCondition(t, p, k8s.ConditionReady, k8s.ReasonBlocked, 2*time.Minute)
+		for _, path := range []string{"/readyz", "/healthz"} {
+			resp, err := http.Get("http://" + cl.probes + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("GET %s: %s", path, resp.Status)
+			}
+		}
+		value := func(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+			f := families[name]
+			if f == nil {
+				t.Errorf("no %s on the metrics port", name)
+				return -1
+			}
+		metrics:
+			for _, m := range f.Metric {
+				for _, l := range m.Label {
+					if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
+						continue metrics
+					}
+				}
+				if m.Gauge != nil {
+					return m.Gauge.GetValue()
+				}
+				return m.Counter.GetValue()
+			}
+			t.Errorf("no %s%v on the metrics port", name, labels)
+			return -1
+		}
+		// The status is written after the pass that counts: the gauges may trail it by a pass.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			resp, err := http.Get("http://" + cl.metrics + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			families, err := parser.TextToMetricFamilies(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatalf("parse /metrics: %v", err)
+			}
+			gate := map[string]string{"kind": "Pipeline", "namespace": ns, "object": "orders"}
+			got := []float64{
+				value(families, "ldp_windows", map[string]string{"kind": "Workflow", "namespace": "catchup", "object": "daily", "state": "published"}),
+				value(families, "ldp_windows", map[string]string{"kind": "Pipeline", "namespace": ns, "object": "orders", "state": "blocked"}),
+				value(families, "ldp_data_gate_blocks_total", gate),
+				value(families, "ldp_job_attempts_total", gate),
+				value(families, "ldp_job_attempts_total", map[string]string{"kind": "Pipeline", "namespace": "killed", "object": "orders"}),
+			}
+			// gate: a blocked window gets its three attempts, each held back; killed: 5 windows,
+			// one of them twice.
+			want := []float64{5, 1, 3, 3, 6}
+			if fmt.Sprint(got) == fmt.Sprint(want) || t.Failed() {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("ldp's series: %v, want %v", got, want)
+			}
+		}
+	})
+}
+
+// drained says whether the object's backfill annotation is gone: every range it asked for is done.
+func (cl *cluster) drained(t *testing.T, obj k8s.Object) bool {
+	t.Helper()
+	if err := cl.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatal(err)
+	}
+	_, asked := obj.GetAnnotations()[kube.AnnotBackfill]
+	return !asked
+}
+
+// waitDrained waits for the controller to remove the object's backfill annotation.
+func (cl *cluster) waitDrained(t *testing.T, obj k8s.Object, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); !cl.drained(t, obj); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b, _ := json.MarshalIndent(obj.GetStatus(), "", "  ")
+			t.Fatalf("%s %s still asks for %q after %s:\n%s", obj.Kind(), obj.GetName(), obj.GetAnnotations()[kube.AnnotBackfill], timeout, b)
+		}
+	}
+}
+
+// waitCondition waits for the object's condition typ to have reason and returns it.
+func (cl *cluster) waitCondition(t *testing.T, obj k8s.Object, typ, reason string, timeout time.Duration) metav1.Condition {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(200 * time.Millisecond) {
+		if err := cl.c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range obj.GetStatus().Conditions {
+			if c.Type == typ && c.Reason == reason {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := json.MarshalIndent(obj.GetStatus(), "", "  ")
+			t.Fatalf("%s %s has no %s condition of reason %s after %s:\n%s", obj.Kind(), obj.GetName(), typ, reason, timeout, b)
+		}
+	}
 }

@@ -39,6 +39,8 @@ func CRDs() ([]apiextv1.CustomResourceDefinition, error) {
 			"suspend":     {Type: "boolean", Description: "Stop creating Jobs; running ones finish."},
 			"maxConcurrentWindows": {Type: "integer", Format: "int32", Minimum: ptr(0.0),
 				Description: "How many of the object's windows run at once (1 when not set)."},
+			"timeoutSeconds": {Type: "integer", Format: "int64", Minimum: ptr(0.0),
+				Description: "How long a window's Job may run, pod start included (its activeDeadlineSeconds); ldp controller's --job-timeout when not set."},
 		}}
 		if kind == k8s.KindWorkflow {
 			spec.Properties["tasks"] = c.convert(props["tasks"])

@@ -25,6 +25,8 @@ const (
 	AnnotWindow   = "ldp.dev/window"
 	AnnotRunID    = "ldp.dev/run-id"
 	AnnotReported = "ldp.dev/reported"
+	// AnnotCannotStart on a Job is the reason its pod could not start that was last reported.
+	AnnotCannotStart = "ldp.dev/cannot-start"
 	// Finalizer holds an object until its Jobs are stopped.
 	Finalizer = "ldp.dev/jobs"
 	// SpecMount is where a Job finds the object's spec files (a ConfigMap).
@@ -45,6 +47,8 @@ type JobSettings struct {
 	// TTLAfterFinished removes a finished Job after this long (0: kept). A window's keys on
 	// main, not its Job, say it is done; a workflow with a task no key vouches for keeps them.
 	TTLAfterFinished time.Duration
+	// Timeout is a Job's activeDeadlineSeconds when its object's spec sets none (0: none).
+	Timeout time.Duration
 }
 
 // EnvFrom is a Job's environment from the keys of Secrets and ConfigMaps, by name.
@@ -101,6 +105,12 @@ func buildJob(o k8s.Object, files *SpecFiles, cm string, window string, attempt 
 		s := int32(set.TTLAfterFinished.Seconds())
 		ttl = &s
 	}
+	var deadline *int64
+	if s := o.GetSpec().TimeoutSeconds; s > 0 {
+		deadline = &s
+	} else if set.Timeout > 0 {
+		deadline = ptr(int64(set.Timeout.Seconds()))
+	}
 	backoff := int32(0)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
@@ -109,6 +119,7 @@ func buildJob(o k8s.Object, files *SpecFiles, cm string, window string, attempt 
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            &backoff,
+			ActiveDeadlineSeconds:   deadline,
 			TTLSecondsAfterFinished: ttl,
 			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
 				Action: batchv1.PodFailurePolicyActionFailJob,

@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -188,4 +189,37 @@ func hasCondition(st k8s.Status, typ string, status metav1.ConditionStatus) bool
 		}
 	}
 	return false
+}
+
+// TestBackfillRangesMerge: a second request is added beside the first, once, in order.
+func TestBackfillRangesMerge(t *testing.T) {
+	v := addRange("", "2026-08-01/2026-08-05")
+	v = addRange(v, "2026-08-10/2026-08-12")
+	v = addRange(v, "2026-08-01/2026-08-05")
+	if v != "2026-08-01/2026-08-05,2026-08-10/2026-08-12" {
+		t.Errorf("merged %q", v)
+	}
+	got, err := backfillRanges(v)
+	if err != nil || len(got) != 2 || got[1] != [2]string{"2026-08-10", "2026-08-12"} {
+		t.Errorf("ranges %v, %v", got, err)
+	}
+	if _, err := backfillRanges("2026-08-01"); err == nil || !strings.Contains(err.Error(), "START/END") {
+		t.Errorf("a range with no END: %v", err)
+	}
+}
+
+// TestPlanHintNamesTheControllersSecret: a credentials error names the Secret of the
+// controller's namespace and the Jobs'; another error is left as it is.
+func TestPlanHintNamesTheControllersSecret(t *testing.T) {
+	r := &Reconciler{Home: "ldp-system", Jobs: JobSettings{EnvFrom: EnvFrom([]string{"ldp-catalog"}, nil)}}
+	obj := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"}}
+	msg := r.planHint(obj, errors.New(`catalog shop: failed to connect: FATAL: password authentication failed for user "ldp" (SQLSTATE 28P01)`))
+	for _, want := range []string{"password authentication failed", "the Secret ldp-catalog of namespace ldp-system too", "the Secret ldp-catalog of namespace shop"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q does not say %q", msg, want)
+		}
+	}
+	if msg := r.planHint(obj, errors.New("window.size: bad")); msg != "window.size: bad" {
+		t.Errorf("a plan error that is not about credentials became %q", msg)
+	}
 }

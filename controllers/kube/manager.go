@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -45,6 +47,9 @@ type ManagerOptions struct {
 	LeaseDuration, RetryPeriod time.Duration
 	MetricsAddr, ProbeAddr     string
 	Jobs                       JobSettings
+	// Home is the controller's own namespace (where its Secret of credentials is); the
+	// messages that name it say ldp-system when it is not known.
+	Home string
 	// Now and Rand are seams for tests.
 	Now  func() time.Time
 	Rand func() float64
@@ -91,23 +96,44 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 	if o.RetryPeriod > 0 {
 		mo.RetryPeriod = &o.RetryPeriod
 	}
+	// Only the pods of ldp's Jobs are watched (to tell one that cannot start), not every pod.
+	ours, err := labels.Parse(LabelObject)
+	if err != nil {
+		return err
+	}
+	mo.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: ours}}}
 	if o.Namespace != "" {
-		mo.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{o.Namespace: {}}}
+		mo.Cache.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
 	}
 	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		return err
 	}
 	if o.ProbeAddr != "0" {
-		if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+		// Ready once the caches it reconciles from have synced (a replica that waits for the
+		// lease is ready too: it takes over at once).
+		err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+			ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+			defer cancel()
+			if !mgr.GetCache().WaitForCacheSync(ctx) {
+				return fmt.Errorf("the caches have not synced")
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
 	for _, kind := range []string{k8s.KindPipeline, k8s.KindWorkflow} {
-		r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Jobs: o.Jobs, Recorder: mgr.GetEventRecorder("ldp-controller"), Now: o.Now, Rand: o.Rand}
+		r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Jobs: o.Jobs, Recorder: mgr.GetEventRecorder("ldp-controller"), Home: o.Home, Now: o.Now, Rand: o.Rand}
 		b := ctrl.NewControllerManagedBy(mgr).Named("ldp-" + kind).For(r.newObject()).Owns(&batchv1.Job{}).Owns(&corev1.ConfigMap{}).
 			// Several managers in one process (a test's two replicas) register the same names.
 			WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr(true)})
+		// A Job's pod that cannot start changes nothing of the Job: the pod itself is watched.
+		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podOwner(kind)))
 		if kind == k8s.KindWorkflow {
 			// A Workflow runs the Pipelines it names: one of them changing changes its Jobs.
 			b = b.Watches(&k8s.Pipeline{}, handler.EnqueueRequestsFromMapFunc(workflowsNaming(mgr.GetClient())))
@@ -133,5 +159,16 @@ func workflowsNaming(c client.Client) handler.MapFunc {
 			}
 		}
 		return out
+	}
+}
+
+// podOwner maps a pod of one of ldp's Jobs to the object of kind that the Job runs.
+func podOwner(kind string) handler.MapFunc {
+	return func(_ context.Context, o client.Object) []reconcile.Request {
+		l := o.GetLabels()
+		if l[LabelKind] != kind || l[LabelObject] == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[LabelObject]}}}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/reconcile"
 )
@@ -35,6 +36,9 @@ type Reconciler struct {
 	Kind     string
 	Jobs     JobSettings
 	Recorder events.EventRecorder
+	// Home is the controller's own namespace, whose Secrets (the Deployment's envFrom) hold
+	// the credentials it plans with.
+	Home string
 	// Now and Rand are the clock and the jitter's random source (seams for tests).
 	Now  func() time.Time
 	Rand func() float64
@@ -138,7 +142,7 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 			err = res.Objects[0].Err
 		}
 		if err != nil {
-			r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, err.Error())
+			r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, err))
 			return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
 		}
 		plans = res.Objects[0].Windows
@@ -153,21 +157,24 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 			st.Missed = append(st.Missed, m.Start+"/"+m.End)
 		}
 		if n := len(status.Missed); n > 0 {
-			st.Backfill = fmt.Sprintf("kubectl annotate %s %s %s=%s/%s --overwrite", strings.ToLower(obj.Kind()), obj.GetName(), AnnotBackfill, status.Missed[0].Start, status.Missed[n-1].End)
+			st.Backfill = fmt.Sprintf("ldp backfill --cluster %s/%s -n %s --from %s --to %s", strings.ToLower(obj.Kind()), obj.GetName(), obj.GetNamespace(), status.Missed[0].Start, status.Missed[n-1].End)
 		}
 	}
-	extra, err := r.backfillPlans(ctx, planner, obj, sc, now)
+	ranges, err := r.backfillPlans(ctx, planner, obj, sc, now)
 	if err != nil {
-		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, err.Error())
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, err))
 		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	plans = controllers.MergePlans(plans, extra)
+	for _, extra := range ranges {
+		plans = controllers.MergePlans(plans, extra)
+	}
 
 	var jobs batchv1.JobList
 	if err := r.Client.List(ctx, &jobs, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(labelsOf(obj))); err != nil {
 		return ctrl.Result{}, err
 	}
 	var records []reconcile.JobRecord
+	active := map[string]*batchv1.Job{}
 	for i := range jobs.Items {
 		j := &jobs.Items[i]
 		rec, ok := recordOf(j)
@@ -176,6 +183,13 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 		}
 		records = append(records, rec)
 		r.report(ctx, obj, j, rec)
+		if rec.Phase == reconcile.JobActive {
+			active[j.Name] = j
+		}
+	}
+	stuck, err := r.podsThatCannotStart(ctx, obj, active)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	policy := controllers.PolicyOf(sc.WF.Retries, nil)
 	attempts := policy.MaxAttempts
@@ -226,7 +240,10 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 			}
 			// Create-if-absent is the lease: another controller that made this attempt's Job
 			// first has it, and this one moves on.
-			if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+			switch err := r.Client.Create(ctx, job); {
+			case err == nil:
+				jobAttempts.WithLabelValues(obj.Kind(), obj.GetNamespace(), obj.GetName()).Inc()
+			case !apierrors.IsAlreadyExists(err):
 				return ctrl.Result{}, err
 			}
 			created++
@@ -246,7 +263,50 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 	}
 	st.LastPublishedWindow = reconcile.LastDone(plans, decisions)
 	r.conditions(st, obj, waiting)
+	if len(stuck) > 0 {
+		r.stalled(st, obj, k8s.ReasonPodCannotStart, strings.Join(stuck, "; "))
+	}
+	setWindowGauges(obj, st.Windows)
+	if err := r.drainBackfill(ctx, obj, ranges, decisions); err != nil {
+		if !apierrors.IsConflict(err) {
+			return ctrl.Result{}, err
+		}
+		requeue = time.Second // ldp backfill --cluster added a range meanwhile: plan it
+	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// credentialWords are in the errors of a catalog or object store that refused or missed the
+// credentials: PostgreSQL's, the AWS SDK's, a REST catalog's, ldp's own for a *_env unset.
+var credentialWords = []string{"password authentication failed", "no password supplied", "is not set: export it",
+	"accessdenied", "invalidaccesskeyid", "signaturedoesnotmatch", "no valid credential", "failed to retrieve credentials",
+	"unauthorized", "forbidden", "401", "403"}
+
+// planHint is a failed plan's message. The controller plans in its own process, with its own
+// environment; the Jobs run with the Secrets of the object's namespace. A credentials error
+// while planning says where the controller's must be.
+func (r *Reconciler) planHint(obj k8s.Object, err error) string {
+	msg := err.Error()
+	lower := strings.ToLower(msg)
+	if !slices.ContainsFunc(credentialWords, func(w string) bool { return strings.Contains(lower, w) }) {
+		return msg
+	}
+	var secrets []string
+	for _, e := range r.Jobs.EnvFrom {
+		if e.SecretRef != nil {
+			secrets = append(secrets, e.SecretRef.Name)
+		}
+	}
+	home := r.Home
+	if home == "" {
+		home = "ldp-system"
+	}
+	name := "ldp-catalog"
+	if len(secrets) > 0 {
+		name = strings.Join(secrets, ", ")
+	}
+	return fmt.Sprintf("%s. ldp controller plans in its own pod, with its own environment, not the Jobs': put the catalog's credentials in the Secret %s of namespace %s too (its Deployment reads it with envFrom, then restart it: kubectl -n %s rollout restart deployment ldp-controller); the Jobs read theirs from the Secret %s of namespace %s (docs/kubernetes.md, Secrets)",
+		strings.TrimRight(msg, "."), name, home, home, name, obj.GetNamespace())
 }
 
 // conditions folds the pass into Ready and Reconciling.
@@ -352,6 +412,7 @@ func (r *Reconciler) report(ctx context.Context, obj k8s.Object, j *batchv1.Job,
 	case reconcile.JobSucceeded:
 		r.Recorder.Eventf(obj, j, corev1.EventTypeNormal, "Published", "RunWindow", "window %s published (attempt %d, Job %s)", rec.Window, rec.Attempt, j.Name)
 	case reconcile.JobBlocked:
+		dataGateBlocks.WithLabelValues(obj.Kind(), obj.GetNamespace(), obj.GetName()).Inc()
 		r.Recorder.Eventf(obj, j, corev1.EventTypeWarning, "BlockedByDataGate", "RunWindow", "window %s held back by a data gate (attempt %d, Job %s): nothing was written", rec.Window, rec.Attempt, j.Name)
 	default:
 		r.Recorder.Eventf(obj, j, corev1.EventTypeWarning, "Failed", "RunWindow", "window %s failed (attempt %d, Job %s): see kubectl logs job/%s", rec.Window, rec.Attempt, j.Name, j.Name)
@@ -377,6 +438,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj k8s.Object) error {
 	if err := r.Client.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(labelsOf(obj))); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
+	forgetMetrics(obj)
 	controllerutil.RemoveFinalizer(obj, Finalizer)
 	return r.Client.Update(ctx, obj)
 }
@@ -391,24 +453,62 @@ func keyed(p reconcile.WindowPlan) bool {
 	return true
 }
 
-// AnnotBackfill on an object asks for the windows of a range, START/END as ldp backfill's
-// --from and --to take them: their Jobs are created as the schedule's are, within the
-// object's concurrency limit. Remove it, or leave it: a done window is never run again.
-const AnnotBackfill = "ldp.dev/backfill"
-
-// backfillPlans plans the range an object's backfill annotation asks for.
-func (r *Reconciler) backfillPlans(ctx context.Context, planner *controllers.Reconciler, obj k8s.Object, sc controllers.Scheduled, now time.Time) ([]reconcile.WindowPlan, error) {
-	v := obj.GetAnnotations()[AnnotBackfill]
-	if v == "" {
-		return nil, nil
-	}
-	from, to, ok := strings.Cut(v, "/")
-	if !ok {
-		return nil, fmt.Errorf("annotation %s=%q: write START/END, such as 2026-08-01/2026-09-01", AnnotBackfill, v)
-	}
-	res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, From: from, To: to, Now: now, DryRun: true})
+// backfillPlans plans each range an object's backfill annotation asks for, range by range.
+func (r *Reconciler) backfillPlans(ctx context.Context, planner *controllers.Reconciler, obj k8s.Object, sc controllers.Scheduled, now time.Time) ([][]reconcile.WindowPlan, error) {
+	ranges, err := backfillRanges(obj.GetAnnotations()[AnnotBackfill])
 	if err != nil {
-		return nil, fmt.Errorf("annotation %s: %w", AnnotBackfill, err)
+		return nil, err
 	}
-	return res.Objects[0].Windows, res.Objects[0].Err
+	var out [][]reconcile.WindowPlan
+	for _, rg := range ranges {
+		res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, From: rg[0], To: rg[1], Now: now, DryRun: true})
+		if err == nil {
+			err = res.Objects[0].Err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("annotation %s, range %s/%s: %w", AnnotBackfill, rg[0], rg[1], err)
+		}
+		out = append(out, res.Objects[0].Windows)
+	}
+	return out, nil
+}
+
+// drainBackfill removes from the backfill annotation the ranges whose windows are all done,
+// so that it lists what is still asked for. The patch carries the resourceVersion read: a
+// range ldp backfill --cluster added meanwhile makes it a conflict, and the next pass drains.
+func (r *Reconciler) drainBackfill(ctx context.Context, obj k8s.Object, ranges [][]reconcile.WindowPlan, decisions []reconcile.JobDecision) error {
+	if len(ranges) == 0 {
+		return nil
+	}
+	published := map[string]bool{}
+	for _, d := range decisions {
+		if d.State == "published" {
+			published[d.Plan.Start+"/"+d.Plan.End] = true
+		}
+	}
+	asked, _ := backfillRanges(obj.GetAnnotations()[AnnotBackfill])
+	var keep []string
+	for i, plans := range ranges {
+		done := true
+		for _, p := range plans {
+			if p.Action != v1.ActionSkip && !published[p.Start+"/"+p.End] {
+				done = false
+			}
+		}
+		if !done {
+			keep = append(keep, asked[i][0]+"/"+asked[i][1])
+		}
+	}
+	if len(keep) == len(asked) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	ann := obj.GetAnnotations()
+	if len(keep) == 0 {
+		delete(ann, AnnotBackfill)
+	} else {
+		ann[AnnotBackfill] = strings.Join(keep, ",")
+	}
+	obj.SetAnnotations(ann)
+	return r.Client.Patch(ctx, obj, patch)
 }
