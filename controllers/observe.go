@@ -173,8 +173,9 @@ func runEvents(b []byte) []runEvent {
 	return out
 }
 
-// keysOnMain walks a table's main branch once and returns its idempotency keys; a nil
-// catalog (not created yet) holds no key.
+// keysOnMain returns the idempotency keys ever published on a table's main branch, those of
+// expired snapshots included (the table's key index); a nil catalog (not created yet) holds
+// no key.
 func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[string]bool, error) {
 	keys := map[string]bool{}
 	if cat == nil {
@@ -188,10 +189,12 @@ func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[strin
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range lake.Ancestry(tbl) {
-		if k := s.Summary.Properties[lake.KeyProp]; k != "" {
-			keys[k] = true
-		}
+	all, err := lake.KeysOnMain(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	for k := range all {
+		keys[k] = true
 	}
 	return keys, nil
 }

@@ -67,6 +67,25 @@ func (o *catalogRegisterOptions) Run(ctx context.Context, s *streams) error {
 	return nil
 }
 
+// catalogReindexOptions are ldp catalog reindex's.
+type catalogReindexOptions struct {
+	spec string
+}
+
+func (o *catalogReindexOptions) Validate(_ *cobra.Command, args []string) error {
+	o.spec = args[0]
+	return nil
+}
+
+func (o *catalogReindexOptions) Run(ctx context.Context, s *streams) error {
+	ref, n, err := controllers.CatalogReindex(ctx, o.spec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "indexed %d %s of %s\n", n, plural(n, "key", "keys"), ref)
+	return nil
+}
+
 func newCatalogCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{Use: "catalog", Short: "Check the Iceberg catalog a spec names"}
 	testOpts, registerOpts := &catalogTestOptions{}, &catalogRegisterOptions{}
@@ -102,6 +121,21 @@ Exit status: 0 registered, 1 nothing to register or the table is already there.`
 		RunE: runVerb(registerOpts, s),
 	}
 	register.Flags().StringVar(&registerOpts.metadata, "metadata", "", "the metadata file to point the table at (a table already in the catalog too: the way back from a corrupt current version)")
-	cmd.AddCommand(test, register)
+	reindexOpts := &catalogReindexOptions{}
+	reindex := &cobra.Command{
+		Use:   "reindex SPEC",
+		Short: "Build the key index of a spec's table again from its snapshots",
+		Long: `Build the key index of the target table of a dataset config again, from the idempotency
+keys in the summaries of its main branch's snapshots, and attach it to main's head. No data
+file is read or written. Use it when ldp reports the key index missing or corrupt, or to index
+a table written by an ldp without one. Keys whose snapshots were expired before the table had
+an index cannot be recovered: for them the idempotency horizon holds as before.
+
+Exit status: 0 indexed, 1 it failed.`,
+		Example: `  ldp catalog reindex orders.json`,
+		Args:    exactArgs(1, "name the dataset config, for example: ldp catalog reindex orders.json"),
+		RunE:    runVerb(reindexOpts, s),
+	}
+	cmd.AddCommand(test, register, reindex)
 	return cmd
 }
