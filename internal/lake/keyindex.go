@@ -428,6 +428,11 @@ func merged(a *mainKeys, staged []*table.Snapshot) *keyIndexData {
 	return d
 }
 
+// isIndexFile reports whether a file name is one writeKeyIndex chose.
+func isIndexFile(name string) bool {
+	return strings.HasPrefix(name, "ldp-keys-") && strings.HasSuffix(name, ".puffin")
+}
+
 // writeKeyIndex writes d as a Puffin file beside tbl's metadata and returns its statistics
 // entry for snapshot head.
 func writeKeyIndex(ctx context.Context, tbl *table.Table, head *table.Snapshot, d *keyIndexData) (table.StatisticsFile, error) {

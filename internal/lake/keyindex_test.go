@@ -244,3 +244,36 @@ func TestConcurrentPublishersKeepEveryKey(t *testing.T) {
 		t.Errorf("%d key indexes in the metadata, want 1 (older ones are detached)", n)
 	}
 }
+
+// TestSupersededIndexFilesAreRemoved: each publish supersedes its parent's index; the
+// superseded files (and a stray one a killed publish left) go with the old metadata files once
+// they are a minute older than the current metadata, and the current one stays.
+func TestSupersededIndexFilesAreRemoved(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k1", RunID: "r1"})
+	f.publish(t, PublishOptions{Key: "k2", RunID: "r2"})
+	dir := filepath.Dir(localPath(mustLoad(t, f).MetadataLocation()))
+	stray := filepath.Join(dir, "ldp-keys-1-stray.puffin")
+	if err := os.WriteFile(stray, []byte("left by a killed publish"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-10 * time.Minute)
+	files, _ := filepath.Glob(filepath.Join(dir, "ldp-keys-*.puffin"))
+	if len(files) != 3 {
+		t.Fatalf("index files %v, want two publishes' and the stray one", files)
+	}
+	for _, p := range files {
+		os.Chtimes(p, old, old)
+	}
+	f.publish(t, PublishOptions{Key: "k3", RunID: "r3"})
+	tbl := mustLoad(t, f)
+	files, _ = filepath.Glob(filepath.Join(dir, "ldp-keys-*.puffin"))
+	cur := localPath(indexStats(tbl)[tbl.CurrentSnapshot().SnapshotID].StatisticsPath)
+	if len(files) != 1 || files[0] != cur {
+		t.Errorf("index files %v, want only the current %s", files, cur)
+	}
+	if got := indexedKeys(t, f); strings.Join(got, " ") != "k1 k2 k3" {
+		t.Errorf("index holds %v", got)
+	}
+}
