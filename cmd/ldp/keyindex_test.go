@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,4 +164,44 @@ func TestEightProcessesKeepEveryKeyInTheIndex(t *testing.T) {
 		t.Fatalf("a backfill after expiry: exit %d\n%s%s", code, out, errs)
 	}
 	l.check(t, "append.json", []int{1, 2, 3, 4, 5, 6, 7, 8})
+}
+
+// TestCatchUpAfterExpiry: a catch-up workflow publishes four days, maintenance expires their
+// snapshots, and the ledger that remembered the runs is gone (another machine ticks the
+// folder): the next tick finds every window done in the key index and publishes nothing again.
+func TestCatchUpAfterExpiry(t *testing.T) {
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	os.MkdirAll(filepath.Join(l.dir, "shop", "drops"), 0o755)
+	l.write(t, "shop/daily.json", `{"kind": "Workflow", "identifier": "daily",
+ "metadata": {"schedule": "5 2 * * *", "window": {"size": "day"}, "catchup": true, "start": "2026-08-01"},
+ "tasks": [{"id": "orders", "pipeline": "orders.json"}]}`)
+	l.write(t, "shop/orders.json", `{"identifier": "orders", "metadata": {"window": {"size": "day"},
+  "source": {"format": "CSV", "path": "drops/orders_{window_start:%Y-%m-%d}.csv"},
+  "target": {"name": "orders", "format": "ICEBERG", "write_mode": "append", "catalog": {"identifier": "shop"}}}}`)
+	for d := 1; d <= 4; d++ {
+		l.write(t, fmt.Sprintf("shop/drops/orders_2026-08-%02d.csv", d), fmt.Sprintf("order_id,amount\n%d,%d\n", d, 10*d))
+	}
+	tick := func() string {
+		t.Helper()
+		code, out, errs := l.run(t, nil, "schedule", "tick", "shop", "--now", "2026-08-05T02:05:00Z")
+		if code != 0 {
+			t.Fatalf("tick: exit %d\n%s%s", code, out, errs)
+		}
+		return out
+	}
+	if out := tick(); strings.Count(out, ": succeeded") != 4 {
+		t.Fatalf("the first tick:\n%s", out)
+	}
+	l.expireAll(t, "shop/orders.json")
+	if err := os.Remove(filepath.Join(l.dir, "shop", ".ldp", "events.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	out := tick()
+	code, rows, errs := l.run(t, nil, "query", "shop/orders.json", "SELECT count(*) AS n FROM orders", "-o", "csv")
+	if code != 0 || rows != "n\n4\n" {
+		t.Errorf("rows after the second tick: %q (exit %d %s), want 4\n%s", rows, code, errs, out)
+	}
+	if strings.Contains(out, "daily 2026-08") {
+		t.Errorf("the tick after expiry ran windows again:\n%s", out)
+	}
 }
