@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -78,11 +79,19 @@ func (o *catalogReindexOptions) Validate(_ *cobra.Command, args []string) error 
 }
 
 func (o *catalogReindexOptions) Run(ctx context.Context, s *streams) error {
-	ref, n, err := controllers.CatalogReindex(ctx, o.spec)
+	ref, res, err := controllers.CatalogReindex(ctx, o.spec)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "indexed %d %s of %s\n", n, plural(n, "key", "keys"), ref)
+	how := ""
+	if res.Rebuilt {
+		how = " (the old index could not be read: rebuilt from the snapshots' summaries)"
+	}
+	fmt.Fprintf(s.Out, "indexed %d %s of %s%s\n", res.Keys, plural(res.Keys, "key", "keys"), ref, how)
+	if res.Gap {
+		fmt.Fprintf(s.Err, "ldp: main's snapshots before %s were expired and no index holds their keys: windows published before then count as done only inside the idempotency horizon\n",
+			time.UnixMilli(res.GapMs).UTC().Format(time.RFC3339))
+	}
 	return nil
 }
 
@@ -125,11 +134,12 @@ Exit status: 0 registered, 1 nothing to register or the table is already there.`
 	reindex := &cobra.Command{
 		Use:   "reindex SPEC",
 		Short: "Build the key index of a spec's table again from its snapshots",
-		Long: `Build the key index of the target table of a dataset config again, from the idempotency
-keys in the summaries of its main branch's snapshots, and attach it to main's head. No data
-file is read or written. Use it when ldp reports the key index missing or corrupt, or to index
-a table written by an ldp without one. Keys whose snapshots were expired before the table had
-an index cannot be recovered: for them the idempotency horizon holds as before.
+		Long: `Build the key index of the target table of a dataset config and attach it to main's head:
+a readable index is carried forward with the keys published after it, one that cannot be read
+is rebuilt from the idempotency keys in the summaries of main's snapshots. No data file is read
+or written. Use it when ldp reports the key index missing or corrupt, or to index a table
+written by an ldp without one. Keys of expired snapshots that no readable index holds cannot
+be recovered: it says so, and for them the idempotency horizon holds as before.
 
 Exit status: 0 indexed, 1 it failed.`,
 		Example: `  ldp catalog reindex orders.json`,

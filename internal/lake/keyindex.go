@@ -475,29 +475,48 @@ func writeKeyIndex(ctx context.Context, tbl *table.Table, head *table.Snapshot, 
 	}, nil
 }
 
-// Reindex builds main's key index again from the summaries of main's snapshots, ignoring any
-// index there is, and attaches it to main's head in a commit that leaves main where it is. It
-// rewrites no data. It returns the number of keys indexed; keys whose snapshots expired before
-// the table had an index are not recoverable, and the index records that gap (the horizon rule
-// holds for them as before).
-func (c *Catalog) Reindex(ctx context.Context, ref Ref) (int, error) {
+// ReindexResult says what Reindex built.
+type ReindexResult struct {
+	Keys int
+	// Rebuilt is set when the index main had could not be read and was rebuilt from the
+	// summaries alone.
+	Rebuilt bool
+	// Gap is set when main's history lost snapshots no index covers (expired before the table
+	// had one, or behind a broken index): keys published before GapMs are not in the index,
+	// and for them the idempotency horizon holds as before.
+	Gap   bool
+	GapMs int64
+}
+
+// Reindex attaches to main's head an index of every key of main, in a commit that leaves main
+// where it is, and reads or rewrites no data. A readable index on main is carried forward with
+// the summaries after it (its keys may be all that is left of expired snapshots); one that
+// cannot be read is rebuilt from the summaries of main's ancestry.
+func (c *Catalog) Reindex(ctx context.Context, ref Ref) (*ReindexResult, error) {
 	for try := 0; try < 20; try++ {
 		tbl, err := c.Load(ctx, ref)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		head := tbl.CurrentSnapshot()
 		if head == nil {
-			return 0, nil
+			return &ReindexResult{}, nil
 		}
-		a, err := walkKeys(ctx, tbl, false)
+		res := &ReindexResult{}
+		a, err := walkKeys(ctx, tbl, true)
+		var bad *KeyIndexError
+		if errors.As(err, &bad) {
+			res.Rebuilt = true
+			a, err = walkKeys(ctx, tbl, false)
+		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		d := merged(a, nil)
+		res.Keys, res.Gap, res.GapMs = len(d.entries), d.gap, d.gapMs
 		sf, err := writeKeyIndex(ctx, tbl, head, d)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		updates := []table.Update{}
 		for id := range indexStats(tbl) {
@@ -508,13 +527,13 @@ func (c *Catalog) Reindex(ctx context.Context, ref Ref) (int, error) {
 		updates = append(updates, table.NewSetStatisticsUpdate(sf))
 		err = c.commit(ctx, ref, []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &head.SnapshotID)}, updates)
 		if err == nil {
-			return len(d.entries), nil
+			return res, nil
 		}
 		if !isConflict(err) {
-			return 0, fmt.Errorf("attach the key index to %s: %w", ref, err)
+			return nil, fmt.Errorf("attach the key index to %s: %w", ref, err)
 		}
 	}
-	return 0, &ConflictError{Ref: ref, Err: errors.New("main kept moving while the key index was rebuilt")}
+	return nil, &ConflictError{Ref: ref, Err: errors.New("main kept moving while the key index was rebuilt")}
 }
 
 // EnsureIndex gives main's head an index when it has none (a table written before the index,

@@ -96,6 +96,13 @@ func TestExpiredKeysStayDone(t *testing.T) {
 			if got := indexedKeys(t, f); strings.Join(got, " ") != "k1 k2 k3 k4" {
 				t.Errorf("index holds %v", got)
 			}
+			// A reindex carries the keys of the expired snapshots forward: they are nowhere else.
+			if res, err := f.cat.Reindex(f.ctx, f.ref); err != nil || res.Keys != 4 || res.Gap {
+				t.Errorf("reindex after expiry: %+v, %v", res, err)
+			}
+			if got := indexedKeys(t, f); strings.Join(got, " ") != "k1 k2 k3 k4" {
+				t.Errorf("index after the reindex holds %v", got)
+			}
 			s, err := FindKey(mustLoad(t, f), "k1", time.Now().Add(365*24*time.Hour))
 			if err != nil || s == nil || s.Summary.Properties[RunIDProp] != "run-k1" {
 				t.Errorf("a year on, k1: %v, %v", s, err)
@@ -143,9 +150,9 @@ func TestBrokenIndexFailsClosed(t *testing.T) {
 			if got := f.query(t, "SELECT count(*) FROM rides")[0]; got != "3" {
 				t.Errorf("rows %s, want 3", got)
 			}
-			n, err := f.cat.Reindex(f.ctx, f.ref)
-			if err != nil || n != 1 {
-				t.Fatalf("reindex: %d keys, %v", n, err)
+			res, err := f.cat.Reindex(f.ctx, f.ref)
+			if err != nil || res.Keys != 1 || !res.Rebuilt || res.Gap {
+				t.Fatalf("reindex: %+v, %v", res, err)
 			}
 			if r := f.publish(t, PublishOptions{Key: "k1", RunID: "r3"}); r.Status != SkippedDuplicate {
 				t.Errorf("k1 after the rebuild: %s", r.Status)
@@ -181,8 +188,8 @@ func TestTableWithoutIndexIsIndexed(t *testing.T) {
 	}
 	// The same table, reindexed without a publish.
 	stripIndex(t, f)
-	if n, err := f.cat.Reindex(f.ctx, f.ref); err != nil || n != 3 {
-		t.Fatalf("reindex: %d keys, %v", n, err)
+	if res, err := f.cat.Reindex(f.ctx, f.ref); err != nil || res.Keys != 3 || res.Rebuilt {
+		t.Fatalf("reindex: %+v, %v", res, err)
 	}
 	if got := indexedKeys(t, f); strings.Join(got, " ") != "k1 k2 k3" {
 		t.Errorf("reindexed: index holds %v", got)
