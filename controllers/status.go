@@ -271,6 +271,11 @@ type Try struct {
 	Checks    []CheckResult       `json:"checks,omitempty"`
 	Error     string              `json:"error,omitempty"`
 	taskRunID string
+
+	// RowsOutside and RowsNoWindow are the rows the window filter left out: rows of other
+	// windows, and rows with no window value.
+	RowsOutside  int64 `json:"rows_outside_window,omitempty"`
+	RowsNoWindow int64 `json:"rows_no_window_value,omitempty"`
 }
 
 // CheckResult is one quality check of a cell's run.
@@ -372,6 +377,7 @@ func (t *Try) event(e ledger.Event) {
 	switch e.Type {
 	case ledger.RunFinished:
 		t.RowsRead, t.RowsKept = num("rows_read"), num("rows_kept")
+		t.RowsOutside, t.RowsNoWindow = num("rows_outside_window"), num("rows_no_window_value")
 		if s := num("snapshot_id"); s != 0 {
 			t.Snapshot = s
 		}

@@ -135,6 +135,15 @@ var commonZones = []string{"UTC", "GMT",
 
 func (c *checker) pipeline(md map[string]any, p fieldPath) {
 	c.schedule(md, p)
+	if w := obj(md, "window"); w != nil {
+		if _, ok := w["column"]; !ok {
+			for _, k := range []string{"null_rows", "outside_rows"} {
+				if _, ok := w[k]; ok {
+					c.at(p.child("window").child(k), "%s says what a run does with the rows its window column drops, so it needs window.column", k)
+				}
+			}
+		}
+	}
 	if src := obj(md, "source"); src != nil {
 		sp := p.child("source")
 		format, _ := str(src, "format")

@@ -67,6 +67,13 @@ func (w *Window) normalize() {
 	if w.Timezone == "" {
 		w.Timezone = DefaultTimezone
 	}
+	// The defaults are stored as "": a spec written before these fields hashes as it did.
+	if w.NullRows == NullRowsFail {
+		w.NullRows = ""
+	}
+	if w.OutsideRows == OutsideRowsLeave {
+		w.OutsideRows = ""
+	}
 }
 
 // Windowed reports whether the pipeline declares a window object (not absent, not "none").

@@ -181,7 +181,29 @@ type Window struct {
 	Size     string `json:"size,omitempty"`
 	Column   string `json:"column,omitempty"`
 	Timezone string `json:"timezone,omitempty"`
+	// NullRows is what a run does with rows whose column holds no value (they are in no
+	// window): NullRowsFail ("", the default) or NullRowsDrop.
+	NullRows string `json:"null_rows,omitempty"`
+	// OutsideRows is what a run does with rows of other windows: OutsideRowsLeave ("", the
+	// default: they load in their own windows) or OutsideRowsFail.
+	OutsideRows string `json:"outside_rows,omitempty"`
 }
+
+// What a run does with the rows its window filter drops (metadata.window.null_rows and
+// outside_rows). A default is stored as "", so a spec that spells it out hashes as one that
+// does not.
+const (
+	NullRowsFail     = "fail"
+	NullRowsDrop     = "drop"
+	OutsideRowsLeave = "leave"
+	OutsideRowsFail  = "fail"
+)
+
+// FailsNullRows reports whether rows with no window value hold the batch back.
+func (w *Window) FailsNullRows() bool { return w != nil && w.NullRows != NullRowsDrop }
+
+// FailsOutsideRows reports whether rows of other windows hold the batch back.
+func (w *Window) FailsOutsideRows() bool { return w != nil && w.OutsideRows == OutsideRowsFail }
 
 // UnmarshalJSON reads "none" or an object.
 func (w *Window) UnmarshalJSON(b []byte) error {

@@ -423,6 +423,37 @@ func TestLockWaitsEnd(t *testing.T) {
 	l.check(t, "overwrite.json", []int{1})
 }
 
+// TestANewerAttemptDoesNotWaitForAnOlder: attempt 1 of an overwrite is stopped (SIGSTOP)
+// after staging, holding its table's lock. Attempt 2 of the same run fences it and publishes
+// without waiting for the lock (it waited out --lock-timeout, 5 minutes by default); another
+// run still waits for the lock. Attempt 1, resumed, is fenced and writes nothing: the
+// window's rows are attempt 2's corrected drop.
+func TestANewerAttemptDoesNotWaitForAnOlder(t *testing.T) {
+	l := newLake(t, 1)
+	zombie, zout := l.startStopped(t, "staged", "run", "overwrite.json", "--window", dayWindow(1), "--run-id", "r-held", "--attempt", "1")
+	l.write(t, "orders.csv", "order_id,ordered_at,amount\n1,2026-08-01 01:00:00,1000\n2,2026-08-01 03:00:00,2000\n3,2026-08-01 05:00:00,3000\n4,2026-08-01 07:00:00,4000\n5,2026-08-01 09:00:00,5000\n")
+
+	code, out, errs := l.run(t, nil, "run", "overwrite.json", "--window", dayWindow(1), "--run-id", "other", "--lock-timeout", "3s")
+	if code != 1 || !strings.Contains(errs, "ldp: waited 3s for the lock") {
+		t.Fatalf("another run while attempt 1 holds the lock: exit %d, want 1 after --lock-timeout\n%s%s", code, out, errs)
+	}
+	code, out, errs = l.run(t, nil, "run", "overwrite.json", "--window", dayWindow(1), "--run-id", "r-held", "--attempt", "2", "--lock-timeout", "20s")
+	if code != 0 || !strings.Contains(out, ": published") || !strings.Contains(errs, "held by an older attempt of run r-held") {
+		t.Fatalf("attempt 2 while attempt 1 holds the lock: exit %d, want it published without waiting\n%s%s", code, out, errs)
+	}
+
+	zombie.Process.Signal(syscall.SIGCONT)
+	err := zombie.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(zout.String(), "attempt 1 of run r-held was fenced by a later attempt") {
+		t.Fatalf("resumed attempt 1: %v, want exit 1 and fenced\n%s", err, zout.String())
+	}
+	l.check(t, "overwrite.json", []int{1})
+	code, out, errs = l.run(t, nil, "query", "overwrite.json", "SELECT sum(amount) AS total FROM orders_overwrite", "-o", "csv")
+	if code != 0 || out != "total\n15000\n" {
+		t.Fatalf("the window's rows: exit %d %q, want attempt 2's total 15000\n%s", code, out, errs)
+	}
+}
+
 // sqliteHold is a process that holds the write lock of the SQLite database named by its
 // argument, as a process stopped inside a catalog commit does, until it is killed.
 func sqliteHold() int {

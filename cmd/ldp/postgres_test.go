@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,6 +29,14 @@ func findPG(name string) string {
 // authentication, no fsync) and returns its URI; it is stopped when the test ends. .ci/run
 // installs PostgreSQL; where it is missing outside CI the test is skipped with the reason.
 func startPostgres(t *testing.T) string {
+	t.Helper()
+	uri, _ := startPostgresIn(t)
+	return uri
+}
+
+// startPostgresIn is startPostgres that also returns the cluster's data folder (its
+// postmaster.pid names the server's process).
+func startPostgresIn(t *testing.T) (string, string) {
 	t.Helper()
 	initdb, pgctl := findPG("initdb"), findPG("pg_ctl")
 	needProgram(t, initdb != "" && pgctl != "", "PostgreSQL's server", "apt-get install postgresql")
@@ -61,7 +70,68 @@ func startPostgres(t *testing.T) string {
 		t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, log)
 	}
 	t.Cleanup(func() { as(pgctl, "-D", data, "-m", "immediate", "stop").Run() })
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), data
+}
+
+// TestStalledPostgresCatalog: the catalog's server is stopped (SIGSTOP): it accepts the
+// connection and never answers. ldp run ends with an error naming the catalog and what to
+// check within its connect timeout (10 s unless the uri sets one), and, with a long connect
+// timeout set in the uri, stops promptly on SIGTERM. It waited in pgconn's TLS start for as
+// long as the server was stopped (11 minutes in one try), deaf to SIGTERM.
+func TestStalledPostgresCatalog(t *testing.T) {
+	uri, data := startPostgresIn(t)
+	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As users write it: TLS tried first (sslmode prefer), where it hung.
+	uri = strings.TrimSuffix(uri, "?sslmode=disable")
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) }) // before the cluster's stop
+	l := newLakeOn(t, 1, fmt.Sprintf(`{"type": "sql", "uri": %q, "identifier": "shop", "warehouse_path": "wh"}`, uri))
+
+	start := func(env []string, spec string) (*exec.Cmd, *syncBuffer, chan error) {
+		c := l.cmd(env, "run", spec, "--window", dayWindow(1))
+		var out syncBuffer
+		c.Stdout, c.Stderr = &out, &out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill() })
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		return c, &out, done
+	}
+	_, out, done := start(nil, "append.json")
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 || !strings.Contains(out.String(), "open catalog shop at postgres://postgres@127.0.0.1:") ||
+			!strings.Contains(out.String(), "the server did not answer in time") || !strings.Contains(out.String(), "check that it is running and reachable") {
+			t.Fatalf("ldp run against a stopped server: %v, want a failure naming the catalog and what to check\n%s", err, out.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("ldp run against a stopped server still waits after 2 minutes: %s", out.String())
+	}
+
+	l.write(t, "long.json", fmt.Sprintf(`{"identifier": "long", "metadata": {"source": {"format": "CSV", "path": "orders.csv"},
+		"target": {"name": "long", "format": "ICEBERG", "catalog": {"type": "sql", "uri": %q, "identifier": "shop", "warehouse_path": "wh"}}}}`, uri+"?connect_timeout=600"))
+	c, out, done := start(nil, "long.json")
+	time.Sleep(3 * time.Second) // well into its wait for the server
+	c.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 || !strings.Contains(out.String(), "open catalog shop at") {
+			t.Fatalf("ldp run after SIGTERM: %v, want a failure naming the catalog\n%s", err, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("ldp run ignored SIGTERM while the catalog's server was stopped: %s", out.String())
+	}
 }
 
 // TestSharedCatalogOnPostgres: a scheduled pipeline, the same spec as a local one but for the

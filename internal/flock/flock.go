@@ -17,6 +17,10 @@ import (
 // ErrLocked is returned by TryLock when another process holds the lock.
 var ErrLocked = errors.New("lock is held by another process")
 
+// ErrSuperseded is returned by Wait when the caller's Supersedes said the holder no longer
+// counts: the caller goes on without the lock.
+var ErrSuperseded = errors.New("the holder of the lock is superseded")
+
 // Lock is a held lock; Release gives it up.
 type Lock struct {
 	f *os.File
@@ -62,6 +66,10 @@ type WaitOptions struct {
 	// with what the holder wrote and how long the wait has lasted.
 	Waiting func(holder string, waited time.Duration)
 	Every   time.Duration
+	// Supersedes, if set, is asked about each holder the wait sees (what it wrote): true ends
+	// the wait at once, without the lock, with ErrSuperseded. A newer attempt of a run that
+	// fences its older one uses it not to wait for a holder that can no longer publish.
+	Supersedes func(holder string) bool
 	// poll is how often the lock is tried (default 100 ms); a test seam.
 	poll time.Duration
 }
@@ -107,6 +115,11 @@ func Wait(ctx context.Context, path string, o WaitOptions) (*Lock, error) {
 		}
 		if !errors.Is(err, ErrLocked) {
 			return nil, err
+		}
+		if o.Supersedes != nil {
+			if h := Holder(path); h != "" && o.Supersedes(h) {
+				return nil, fmt.Errorf("%s, held by %s: %w", path, h, ErrSuperseded)
+			}
 		}
 		now := time.Now()
 		if o.Timeout > 0 && now.Sub(start) >= o.Timeout {

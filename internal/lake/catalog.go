@@ -86,7 +86,7 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 	// Several processes opening a new catalog at once: switching the file to WAL and creating
 	// the catalog's tables can fail with SQLITE_BUSY at once, without the busy handler (seen
 	// with six processes).
-	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": warehouseLocation(wh)}}, "sqlite", dsn, sqlcat.SQLite, isBusy)
+	cat, err := openSQL(ctx, Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": warehouseLocation(wh)}}, sqlOpener("sqlite", dsn), sqlcat.SQLite, isBusy)
 	if err != nil {
 		if isBusy(err) {
 			err = &BusyError{Path: dbPath, Holder: lockHolder(dbPath), Err: err}
@@ -118,7 +118,7 @@ func OpenReadOnly(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog,
 	var cat *Catalog
 	for _, mode := range []string{"mode=ro", "mode=ro&immutable=1"} {
 		dsn := "file:" + dbPath + "?" + mode + fmt.Sprintf("&_pragma=busy_timeout(%d)", busyTimeout().Milliseconds())
-		if cat, err = openSQL(base, "sqlite", dsn, sqlcat.SQLite, func(error) bool { return false }); err == nil {
+		if cat, err = openSQL(ctx, base, sqlOpener("sqlite", dsn), sqlcat.SQLite, func(error) bool { return false }); err == nil {
 			if _, err = cat.metadataLocation(ctx, Ref{}); err == nil || errors.Is(err, sql.ErrNoRows) {
 				cat.cat = busyCatalog{Catalog: cat.cat, path: dbPath}
 				return cat, nil
@@ -163,27 +163,51 @@ func warehouseLocation(wh string) string {
 	return "file://" + wh
 }
 
-// openSQL opens iceberg-go's SQL catalog in the database at dsn, for base's identifier and
-// warehouse. An open that failed in a way retry says changed nothing (several processes
-// creating the catalog's tables at once) is tried again for up to a minute.
-func openSQL(base Catalog, driver, dsn string, dialect sqlcat.SupportedDialect, retry func(error) bool) (*Catalog, error) {
+// openSQL opens iceberg-go's SQL catalog in the database open opens, for base's identifier
+// and warehouse. An open that failed in a way retry says changed nothing (several processes
+// creating the catalog's tables at once) is tried again for up to a minute. iceberg-go creates
+// the catalog's tables without a context, so the open runs aside and ctx (a SIGTERM) ends the
+// wait for it: a server that stalls must not hold the process.
+func openSQL(ctx context.Context, base Catalog, open func() (*sql.DB, error), dialect sqlcat.SupportedDialect, retry func(error) bool) (*Catalog, error) {
 	deadline := time.Now().Add(2 * busyTimeout())
 	for try := 0; ; try++ {
-		db, err := sql.Open(driver, dsn)
+		db, err := open()
 		if err != nil {
 			return nil, err
 		}
-		cat, err := sqlcat.NewCatalog(base.Identifier, db, dialect, base.props)
-		if err == nil {
-			base.cat, base.db = cat, db
+		type opened struct {
+			cat *sqlcat.Catalog
+			err error
+		}
+		done := make(chan opened, 1)
+		go func() {
+			cat, err := sqlcat.NewCatalog(base.Identifier, db, dialect, base.props)
+			done <- opened{cat, err}
+		}()
+		var o opened
+		select {
+		case o = <-done:
+		case <-ctx.Done():
+			// Closing the database waits for the statement in flight: leave that to the open,
+			// which its own timeouts end.
+			go func() { <-done; db.Close() }()
+			return nil, fmt.Errorf("stopped waiting for the catalog database: %w", context.Cause(ctx))
+		}
+		if o.err == nil {
+			base.cat, base.db = o.cat, db
 			return &base, nil
 		}
 		db.Close()
-		if !retry(err) || time.Now().After(deadline) {
-			return nil, err
+		if !retry(o.err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, o.err
 		}
 		time.Sleep(time.Duration(rand.Int64N(int64(20*time.Millisecond)*int64(min(try+1, 10))) + 1))
 	}
+}
+
+// sqlOpener opens the database at dsn with driver.
+func sqlOpener(driver, dsn string) func() (*sql.DB, error) {
+	return func() (*sql.DB, error) { return sql.Open(driver, dsn) }
 }
 
 // WarehouseDir is the warehouse folder of c, resolved against baseDir (the spec's folder); for
@@ -280,6 +304,9 @@ func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 		}
 		if bad := c.unreadableMetadata(ctx, r, err); bad != nil {
 			return nil, bad
+		}
+		if c.postgres {
+			err = stallHint(err)
 		}
 		return nil, storageHint(fmt.Errorf("load table %s: %w", r, err))
 	}

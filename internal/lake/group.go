@@ -250,8 +250,19 @@ func publishItems(ctx context.Context, items []*groupItem) {
 			head := snaps[len(snaps)-1].SnapshotID
 			o.Hook("staged")
 			var fences []table.Requirement
+			var ferr error
 			for _, it := range pending {
-				fences = append(fences, notFenced(it.opts.RunID, it.opts.Attempt))
+				var f []table.Requirement
+				if f, ferr = notFenced(tbl, it.opts.RunID, it.opts.Attempt); ferr != nil {
+					break
+				}
+				fences = append(fences, f...)
+			}
+			if ferr != nil {
+				// Only first attempts are grouped, and those need no tag of their own.
+				c.dropBranch(ctx, ref, branch)
+				fail(pending, ferr)
+				return
 			}
 			index, err := c.nextIndex(ctx, tbl, snaps)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,8 @@ type KeyEntry struct {
 	TimestampMs int64
 	Window      string
 	RunID       string
+	// SpecHash is the publish's ldp.spec-hash: a window's replace keys are made from it.
+	SpecHash string
 }
 
 // keyIndexData is the content of one index file: entries sorted by key, one per key.
@@ -158,6 +161,7 @@ func encodeKeyIndex(entries []KeyEntry) []byte {
 		buf = binary.AppendVarint(buf, e.TimestampMs)
 		str(e.Window)
 		str(e.RunID)
+		str(e.SpecHash)
 	}
 	return buf
 }
@@ -205,6 +209,9 @@ func decodeKeyIndex(data []byte, props map[string]string) (*keyIndexData, error)
 		if e.RunID, err = str(); err != nil {
 			return nil, err
 		}
+		if e.SpecHash, err = str(); err != nil {
+			return nil, err
+		}
 		if n := len(d.entries); n > 0 && d.entries[n-1].Key >= e.Key {
 			return nil, fmt.Errorf("keys out of order at %q", e.Key)
 		}
@@ -222,7 +229,7 @@ func entryOf(s *table.Snapshot) KeyEntry {
 		return KeyEntry{}
 	}
 	p := s.Summary.Properties
-	return KeyEntry{Key: p[KeyProp], SnapshotID: s.SnapshotID, TimestampMs: s.TimestampMs, Window: p[WindowProp], RunID: p[RunIDProp]}
+	return KeyEntry{Key: p[KeyProp], SnapshotID: s.SnapshotID, TimestampMs: s.TimestampMs, Window: p[WindowProp], RunID: p[RunIDProp], SpecHash: p[SpecHashProp]}
 }
 
 // mainKeys is what main holds on one metadata file: the newest index on main's ancestry and
@@ -235,6 +242,8 @@ type mainKeys struct {
 	broken  bool
 	lastMs  int64
 	missing int64
+	// specHashes are the distinct spec hashes of all of main's keys, sorted.
+	specHashes []string
 }
 
 // keyIndexes holds the lookups of the last few metadata files: a backfill asks for each
@@ -252,8 +261,30 @@ func keyIndex(ctx context.Context, tbl *table.Table) (*mainKeys, error) {
 	if err != nil {
 		return nil, err
 	}
+	hashes := map[string]bool{}
+	for _, e := range a.keys {
+		hashes[e.SpecHash] = true
+	}
+	if a.index != nil {
+		for _, e := range a.index.entries {
+			hashes[e.SpecHash] = true
+		}
+	}
+	delete(hashes, "")
+	a.specHashes = slices.Sorted(maps.Keys(hashes))
 	keyIndexes.put(loc, a)
 	return a, nil
+}
+
+// SpecHashes are the distinct spec hashes of every keyed publish on main, expired ones
+// included: a window's replace keys are made from them (v1.WindowKeys). An index that cannot
+// be read gives none; the key search over it fails closed on its own.
+func SpecHashes(tbl *table.Table) []string {
+	a, err := keyIndex(context.Background(), tbl)
+	if err != nil {
+		return nil
+	}
+	return a.specHashes
 }
 
 // walkKeys walks main from its head to the newest indexed snapshot (when useIndex) or as far
@@ -365,7 +396,7 @@ func standIn(tbl *table.Table, e KeyEntry) *table.Snapshot {
 	if s := tbl.SnapshotByID(e.SnapshotID); s != nil {
 		return s
 	}
-	props := map[string]string{KeyProp: e.Key, RunIDProp: e.RunID}
+	props := map[string]string{KeyProp: e.Key, RunIDProp: e.RunID, SpecHashProp: e.SpecHash}
 	if e.Window != "" {
 		props[WindowProp] = e.Window
 	}

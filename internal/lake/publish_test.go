@@ -1,8 +1,11 @@
 package lake
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +234,163 @@ func TestFenceIsAssertedByThePublishCommit(t *testing.T) {
 	}
 	if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != "3" {
 		t.Errorf("rows %v, want 3", got)
+	}
+}
+
+// TestFenceTakesConstantSpace: the fence of a run is at most two tags whatever its attempt (a
+// tag per attempt grew the metadata from 3 KB to 1.6 MB at --attempt 20000, and --attempt
+// 1700000000 ran out of memory), a table that an older ldp fenced with a tag per attempt is
+// cleaned by the next fence, and the guarantee holds: no attempt older than the newest
+// publishes, whether it begins late or was staged when the newer one fenced it.
+func TestFenceTakesConstantSpace(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k1", RunID: "r", Attempt: 1})
+	fenceRefs := func() []string {
+		t.Helper()
+		var names []string
+		for name := range mustLoad(t, f).Metadata().Refs() {
+			if strings.HasPrefix(name, "ldp_fence_") {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	// What an older ldp left: a tag for each of attempts 2..50.
+	tbl := mustLoad(t, f)
+	var old []table.Update
+	for a := 2; a <= 50; a++ {
+		old = append(old, table.NewSetSnapshotRefUpdate(fenceTag("r", a), tbl.CurrentSnapshot().SnapshotID, table.TagRef, 0, 0, 0))
+	}
+	if err := f.cat.commit(f.ctx, f.ref, nil, old); err != nil {
+		t.Fatal(err)
+	}
+	var fe *FencedError
+	for _, attempt := range []int{49, 1} {
+		if _, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: fmt.Sprintf("old-%d", attempt), RunID: "r", Attempt: attempt}); !errors.As(err, &fe) {
+			t.Fatalf("attempt %d after an older ldp's attempt 50: %v, want a *FencedError", attempt, err)
+		}
+	}
+	f.publish(t, PublishOptions{Key: "k51", RunID: "r", Attempt: 51})
+	if got := fenceRefs(); len(got) != 2 {
+		t.Fatalf("fence refs after attempt 51: %v, want the marker and attempt 51's tag", got)
+	}
+	size := func() int64 {
+		t.Helper()
+		info, err := os.Stat(localPath(mustLoad(t, f).MetadataLocation()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Size()
+	}
+	before := size()
+
+	// Attempt 20000 is staged when attempt 1700000000 begins: its publish commit fails.
+	_, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: "k20000", RunID: "r", Attempt: 20000, Sleep: noSleep, Hook: func(p string) {
+		if p == "staged" {
+			if err := f.cat.fence(f.ctx, f.ref, "r", 1700000000); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}})
+	if !errors.As(err, &fe) || fe.Attempt != 20000 {
+		t.Fatalf("attempt 20000 staged when attempt 1700000000 began: %v, want a *FencedError", err)
+	}
+	f.publish(t, PublishOptions{Key: "k1700000000", RunID: "r", Attempt: 1700000000})
+	for _, attempt := range []int{1, 2, 51, 20000, 1699999999} {
+		if _, err := f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: fmt.Sprintf("late-%d", attempt), RunID: "r", Attempt: attempt}); !errors.As(err, &fe) {
+			t.Fatalf("attempt %d after attempt 1700000000: %v, want a *FencedError", attempt, err)
+		}
+	}
+	if got := fenceRefs(); len(got) != 2 || !slices.Contains(got, fenceTag("r", 1700000000)) {
+		t.Fatalf("fence refs after attempt 1700000000: %v, want the marker and its tag", got)
+	}
+	// Two more snapshots on main, no more fence: a few hundred bytes, not a tag per attempt.
+	if after := size(); after > before+4096 {
+		t.Errorf("metadata grew from %d to %d bytes over attempts 51 to 1700000000", before, after)
+	}
+	if got := keyCount(t, f); len(got) != 3 || got["k1"] != 1 || got["k51"] != 1 || got["k1700000000"] != 1 {
+		t.Errorf("keys on main %v, want k1, k51 and k1700000000 once each", got)
+	}
+}
+
+// TestClockBehindTheLastCommit: the table's last commit is dated 10 minutes ahead of this
+// machine's clock (the clock was stepped back after it). A publish fails, retriable, saying
+// the clock is behind the table's last commit and by how much, and writes nothing (it failed
+// with iceberg-go's "invalid update timestamp ... before last snapshot log entry").
+func TestClockBehindTheLastCommit(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k1", RunID: "r1"})
+	// Date the last commit 10 minutes ahead: a new metadata file, and the catalog row moved
+	// to it, as a commit would.
+	tbl := mustLoad(t, f)
+	b, err := os.ReadFile(localPath(tbl.MetadataLocation()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	ahead := float64(10 * time.Minute / time.Millisecond)
+	meta["last-updated-ms"] = meta["last-updated-ms"].(float64) + ahead
+	log := meta["snapshot-log"].([]any)
+	last := log[len(log)-1].(map[string]any)
+	last["timestamp-ms"] = last["timestamp-ms"].(float64) + ahead
+	lastMs := int64(last["timestamp-ms"].(float64))
+	if b, err = json.Marshal(meta); err != nil {
+		t.Fatal(err)
+	}
+	loc := strings.TrimSuffix(tbl.MetadataLocation(), ".metadata.json") + "-ahead.metadata.json"
+	if err := os.WriteFile(localPath(loc), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.cat.db.ExecContext(f.ctx, `UPDATE iceberg_tables SET metadata_location = ? WHERE table_name = ?`, loc, f.ref.Name); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = f.cat.Publish(f.ctx, f.db, "batch", f.ref, PublishOptions{Key: "k2", RunID: "r2"})
+	var cb *ClockBehindError
+	if !errors.As(err, &cb) {
+		t.Fatalf("a publish with the clock behind the last commit: %v, want a *ClockBehindError", err)
+	}
+	if cb.Behind < 9*time.Minute || cb.Behind > 11*time.Minute || cb.Last.UnixMilli() != lastMs {
+		t.Errorf("behind by %s, last commit at %s: want about 10m, at %s", cb.Behind, cb.Last, time.UnixMilli(lastMs))
+	}
+	if !strings.Contains(err.Error(), "the clock of this machine is 10m0s behind the last commit to lake.rides") && !strings.Contains(err.Error(), "the clock of this machine is 9m59s behind the last commit to lake.rides") {
+		t.Errorf("message %q does not say how far the clock is behind", err)
+	}
+	var r interface{ Retriable() bool }
+	if !errors.As(err, &r) || !r.Retriable() {
+		t.Errorf("%v is not retriable", err)
+	}
+	if got := keyCount(t, f); len(got) != 1 || got["k1"] != 1 {
+		t.Errorf("keys on main %v, want k1 alone", got)
+	}
+	if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != "3" {
+		t.Errorf("rows %v, want 3", got)
+	}
+}
+
+// TestOlderAttemptReadsTheLockHolder: a write of attempt 3 of run r-1 goes on without the
+// table's lock only when what the holder wrote names an older attempt of that very run.
+func TestOlderAttemptReadsTheLockHolder(t *testing.T) {
+	started := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		holder Owner
+		want   bool
+	}{
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "r-1", Attempt: 2}, true},
+		{Owner{PID: 7, Host: "h", RunID: "r-1", Attempt: 1}, true},
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "r-1", Attempt: 3}, false},
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "r-1", Attempt: 30}, false},
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "xr-1", Attempt: 1}, false},
+		{Owner{PID: 7, Host: "h", Started: started, RunID: "r-10", Attempt: 1}, false},
+		{Owner{PID: 7, Host: "h", Started: started}, false},
+	} {
+		if got := olderAttempt(c.holder.String(), "r-1", 3); got != c.want {
+			t.Errorf("olderAttempt(%q) = %v, want %v", c.holder.String(), got, c.want)
+		}
 	}
 }

@@ -30,18 +30,20 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 	if err != nil {
 		return nil, err
 	}
-	driver, dialect, dsn, pg := "sqlite", sqlcat.SQLite, c.URI, false
+	dialect, pg := sqlcat.SQLite, false
+	open := sqlOpener("sqlite", "file:"+strings.TrimPrefix(c.URI, "file:")+"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if strings.HasPrefix(c.URI, "postgres://") || strings.HasPrefix(c.URI, "postgresql://") {
-		driver, dialect, pg = "pgx", sqlcat.Postgres, true
-	} else {
-		dsn = "file:" + strings.TrimPrefix(c.URI, "file:") + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+		dialect, pg = sqlcat.Postgres, true
+		if open, err = pgOpener(c.URI); err != nil {
+			return nil, ldperr.Configf("", "catalog %s: uri %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
+		}
 	}
 	// Several processes creating the catalog's tables at once can collide in the database's
-	// own catalog (seen: duplicate key in pg_type); a server that cannot be reached or refuses
-	// us will not change its mind.
+	// own catalog (seen: duplicate key in pg_type); a server that cannot be reached, refuses
+	// us or does not answer will not change its mind.
 	retry := func(err error) bool {
 		msg := err.Error()
-		return !strings.Contains(msg, "connect") && !strings.Contains(msg, "authentication")
+		return !strings.Contains(msg, "connect") && !strings.Contains(msg, "authentication") && !strings.Contains(msg, "timeout")
 	}
 	props := iceberg.Properties{}
 	maps.Copy(props, c.Properties)
@@ -49,8 +51,11 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 		props = S3Properties(c.Properties)
 	}
 	props["warehouse"] = warehouseLocation(wh)
-	cat, err := openSQL(Catalog{Identifier: c.Identifier, Warehouse: wh, props: props, postgres: pg, shared: true}, driver, dsn, dialect, retry)
+	cat, err := openSQL(ctx, Catalog{Identifier: c.Identifier, Warehouse: wh, props: props, postgres: pg, shared: true}, open, dialect, retry)
 	if err != nil {
+		if pg {
+			err = stallHint(err)
+		}
 		return nil, fmt.Errorf("open catalog %s at %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
 	}
 	return cat, nil

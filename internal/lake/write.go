@@ -110,10 +110,14 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 		}
 		if err != nil {
 			w.removeFiles()
-			return nil, err
+			return nil, clockHint(ref, err)
 		}
 		if after, err = tx.Commit(ctx); err == nil {
 			break
+		}
+		if ce := clockHint(ref, err); ce != err {
+			w.removeFiles() // refused before anything was written: the commit changed nothing
+			return nil, ce
 		}
 		if !isConflict(err) {
 			// Any other error leaves the outcome unknown: the files may be referenced now.
@@ -242,7 +246,37 @@ func (c *Catalog) lockTable(ctx context.Context, ref Ref, o WriteOptions) (*floc
 			o.Notify(fmt.Sprintf("waiting %s for the lock on %s (%s), held by %s", waited.Round(time.Second), ref, c.LockPath(ref), holder))
 		}
 	}
-	return flock.Wait(ctx, c.LockPath(ref), wo)
+	if owner.RunID != "" && owner.Attempt > 1 {
+		wo.Supersedes = func(holder string) bool { return olderAttempt(holder, owner.RunID, owner.Attempt) }
+	}
+	l, err := flock.Wait(ctx, c.LockPath(ref), wo)
+	if errors.Is(err, flock.ErrSuperseded) {
+		// The holder is an older attempt of this run: this attempt fences it before it stages,
+		// and the fence, not the lock, is what keeps the older one from publishing. Waiting
+		// for it would wait for a process that may be stopped for good.
+		if o.Notify != nil {
+			o.Notify(fmt.Sprintf("the lock on %s is held by an older attempt of run %s (%s): fencing it and going on without the lock", ref, owner.RunID, flock.Holder(c.LockPath(ref))))
+		}
+		return nil, nil
+	}
+	return l, err
+}
+
+// olderAttempt reports whether holder, what a lock's holder wrote (Owner.String), is an
+// attempt of run older than attempt.
+func olderAttempt(holder, runID string, attempt int) bool {
+	mark := ", run " + runID + " attempt "
+	i := strings.Index(holder, mark)
+	if i < 0 {
+		return false
+	}
+	rest := holder[i+len(mark):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	a, err := strconv.Atoi(rest[:n])
+	return err == nil && (n == len(rest) || rest[n] == ',') && a < attempt
 }
 
 // scratch is a private folder for the files a write stages before they become data files:

@@ -92,7 +92,7 @@ func (r *run) publishedPayload() map[string]any {
 func (r *run) finishedPayload() map[string]any {
 	p := map[string]any{
 		"status": r.res.Status, "duration_s": r.res.DurationS, "rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept,
-		"rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key,
+		"rows_outside_window": r.res.RowsOutside, "rows_no_window_value": r.res.RowsNoWindow, "rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key,
 		"pipeline": r.p.Identifier, "logical_window": r.res.Window, "error": r.res.Error,
 	}
 	if q := r.res.Quality; q != nil {
@@ -122,9 +122,11 @@ func (r *run) qualityPayload(rep *quality.Report) map[string]any {
 	for i, res := range rep.Results {
 		checks[i] = map[string]any{"name": res.Name, "check": res.Check, "passed": res.Passed, "failing_rows": res.FailingRows, "metrics": res.Metrics}
 	}
-	for i, c := range r.p.Metadata.Quality.Checks {
-		if i < len(checks) && c.Column != "" {
-			checks[i]["column"] = c.Column
+	if q := r.p.Metadata.Quality; q != nil {
+		for i, c := range q.Checks {
+			if i < len(checks) && c.Column != "" {
+				checks[i]["column"] = c.Column
+			}
 		}
 	}
 	return map[string]any{"rows": rep.Rows, "null_counts": rep.NullCounts, "passed": rep.Passed(), "on_failure": rep.OnFailure, "checks": checks}

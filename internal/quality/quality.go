@@ -98,7 +98,8 @@ func (e *GateError) DataGate() bool { return true }
 
 // Context is what a check measures against.
 type Context struct {
-	// SourceRows is the row count row_count equals="source" compares with: the rows kept.
+	// SourceRows is the row count row_count equals="source" compares with: the rows read from
+	// the source, before the window filter, so rows a window drops fail it.
 	SourceRows int64
 	// Now is the time freshness measures from when a check has no now of its own: the end of
 	// the window in a windowed run, else the current time.
@@ -350,17 +351,17 @@ func rowCount(c v1.Check, qc Context) plan {
 		if c.Max != nil && float64(n) > *c.Max {
 			problems = append(problems, fmt.Sprintf("more than max %s", num(*c.Max)))
 		}
-		want := int64(-1)
+		want, of := int64(-1), ""
 		switch e := c.Equals.(type) {
 		case string:
 			if e == "source" {
-				want = qc.SourceRows
+				want, of = qc.SourceRows, " (the rows read from the source)"
 			}
 		case float64:
 			want = int64(e)
 		}
 		if want >= 0 && n != want {
-			problems = append(problems, fmt.Sprintf("want exactly %d", want))
+			problems = append(problems, fmt.Sprintf("want exactly %d%s", want, of))
 		}
 		d := fmt.Sprintf("%d %s", n, rowsWord(n))
 		if len(problems) > 0 {
