@@ -284,3 +284,17 @@ func TestSupersededIndexFilesAreRemoved(t *testing.T) {
 		t.Errorf("index holds %v", got)
 	}
 }
+
+// TestSpecHashesSurviveExpiry: the spec hashes a window's replace keys are made from come from
+// the index too, so a window a replace loaded first is still found after its snapshot expired.
+func TestSpecHashesSurviveExpiry(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k1", RunID: "r1", WriteOptions: WriteOptions{SnapshotProps: map[string]string{SpecHashProp: "h1"}}})
+	f.publish(t, PublishOptions{Key: "k2", RunID: "r2", WriteOptions: WriteOptions{SnapshotProps: map[string]string{SpecHashProp: "h2"}}})
+	f.publish(t, PublishOptions{Key: "k3", RunID: "r3"})
+	expireAllButHead(t, f)
+	if got := SpecHashes(mustLoad(t, f)); strings.Join(got, " ") != "h1 h2" {
+		t.Errorf("spec hashes after expiry %v, want [h1 h2]", got)
+	}
+}
