@@ -174,9 +174,10 @@ func runEvents(b []byte) []runEvent {
 	return out
 }
 
-// keysOnMain walks a table's main branch once and returns its idempotency keys and the
-// distinct spec hashes of its keyed snapshots (a window's replace keys are made from them); a
-// nil catalog (not created yet) holds no key.
+// keysOnMain returns the idempotency keys ever published on a table's main branch, those of
+// expired snapshots included (the table's key index), and the distinct spec hashes of its
+// keyed publishes (a window's replace keys are made from them); a nil catalog (not created
+// yet) holds no key.
 func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[string]bool, []string, error) {
 	keys := map[string]bool{}
 	if cat == nil {
@@ -190,15 +191,15 @@ func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[strin
 	if err != nil {
 		return nil, nil, err
 	}
+	all, err := lake.KeysOnMain(ctx, tbl)
+	if err != nil {
+		return nil, nil, err
+	}
 	seen := map[string]bool{}
-	for _, s := range lake.Ancestry(tbl) {
-		k := s.Summary.Properties[lake.KeyProp]
-		if k == "" {
-			continue
-		}
+	for k, e := range all {
 		keys[k] = true
-		if h := s.Summary.Properties[lake.SpecHashProp]; h != "" {
-			seen[h] = true
+		if e.SpecHash != "" {
+			seen[e.SpecHash] = true
 		}
 	}
 	return keys, slices.Sorted(maps.Keys(seen)), nil

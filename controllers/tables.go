@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -72,14 +73,27 @@ func Commits(ctx context.Context, path, prefix string) ([]Commit, error) {
 		return nil, err
 	}
 	rows := []Commit{}
+	seen := map[string]bool{}
 	for _, sn := range lake.Ancestry(tbl) {
 		props := sn.Summary.Properties
 		if k := props[lake.KeyProp]; k != "" && strings.HasPrefix(k, prefix) {
+			seen[k] = true
 			rows = append(rows, Commit{SnapshotID: sn.SnapshotID, TimestampMs: sn.TimestampMs, Key: k, RunID: props[lake.RunIDProp],
 				Attempt: atoiOr0(props[lake.AttemptProp]), Window: props[lake.WindowProp], Rows: int64Of(props["added-records"])})
 		}
 	}
 	slices.Reverse(rows)
+	// Publishes whose snapshots expired are in the key index: what it recorded of them.
+	all, err := lake.KeysOnMain(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	for k, e := range all {
+		if !seen[k] && strings.HasPrefix(k, prefix) {
+			rows = append(rows, Commit{SnapshotID: e.SnapshotID, TimestampMs: e.TimestampMs, Key: k, RunID: e.RunID, Window: e.Window})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b Commit) int { return cmp.Compare(a.TimestampMs, b.TimestampMs) })
 	return rows, nil
 }
 

@@ -128,6 +128,30 @@ func CatalogRegister(ctx context.Context, path, metadata string) (table, catalog
 	return ref.String(), cat.Identifier, loc, err
 }
 
+// ReindexResult is what ldp catalog reindex built.
+type ReindexResult = lake.ReindexResult
+
+// CatalogReindex builds the key index of the spec's target table (carrying a readable one
+// forward, rebuilding a broken one from the summaries of its main branch) and attaches it to
+// main's head, leaving the data as it is. It returns the table and what was built.
+func CatalogReindex(ctx context.Context, path string) (string, *ReindexResult, error) {
+	p, err := LoadPipeline(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if !p.IsIceberg() {
+		return "", nil, ldperr.Configf(p.Path, "its target is a %s file: there is no table to index", p.Metadata.Target.Format)
+	}
+	cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)
+	if err != nil {
+		return "", nil, err
+	}
+	defer cat.Close()
+	ref := lake.RefOf(p.Metadata.Target)
+	res, err := cat.Reindex(ctx, ref)
+	return ref.String(), res, err
+}
+
 // Routes lists the routes a Pipeline can take (source format -> target format), sorted.
 func Routes() []string {
 	var out []string

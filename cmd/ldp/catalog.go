@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,6 +68,33 @@ func (o *catalogRegisterOptions) Run(ctx context.Context, s *streams) error {
 	return nil
 }
 
+// catalogReindexOptions are ldp catalog reindex's.
+type catalogReindexOptions struct {
+	spec string
+}
+
+func (o *catalogReindexOptions) Validate(_ *cobra.Command, args []string) error {
+	o.spec = args[0]
+	return nil
+}
+
+func (o *catalogReindexOptions) Run(ctx context.Context, s *streams) error {
+	ref, res, err := controllers.CatalogReindex(ctx, o.spec)
+	if err != nil {
+		return err
+	}
+	how := ""
+	if res.Rebuilt {
+		how = " (the old index could not be read: rebuilt from the snapshots' summaries)"
+	}
+	fmt.Fprintf(s.Out, "indexed %d %s of %s%s\n", res.Keys, plural(res.Keys, "key", "keys"), ref, how)
+	if res.Gap {
+		fmt.Fprintf(s.Err, "ldp: main's snapshots before %s were expired and no index holds their keys: windows published before then count as done only inside the idempotency horizon\n",
+			time.UnixMilli(res.GapMs).UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 func newCatalogCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{Use: "catalog", Short: "Check the Iceberg catalog a spec names"}
 	testOpts, registerOpts := &catalogTestOptions{}, &catalogRegisterOptions{}
@@ -102,6 +130,22 @@ Exit status: 0 registered, 1 nothing to register or the table is already there.`
 		RunE: runVerb(registerOpts, s),
 	}
 	register.Flags().StringVar(&registerOpts.metadata, "metadata", "", "the metadata file to point the table at (a table already in the catalog too: the way back from a corrupt current version)")
-	cmd.AddCommand(test, register)
+	reindexOpts := &catalogReindexOptions{}
+	reindex := &cobra.Command{
+		Use:   "reindex SPEC",
+		Short: "Build the key index of a spec's table again from its snapshots",
+		Long: `Build the key index of the target table of a dataset config and attach it to main's head:
+a readable index is carried forward with the keys published after it, one that cannot be read
+is rebuilt from the idempotency keys in the summaries of main's snapshots. No data file is read
+or written. Use it when ldp reports the key index missing or corrupt, or to index a table
+written by an ldp without one. Keys of expired snapshots that no readable index holds cannot
+be recovered: it says so, and for them the idempotency horizon holds as before.
+
+Exit status: 0 indexed, 1 it failed.`,
+		Example: `  ldp catalog reindex orders.json`,
+		Args:    exactArgs(1, "name the dataset config, for example: ldp catalog reindex orders.json"),
+		RunE:    runVerb(reindexOpts, s),
+	}
+	cmd.AddCommand(test, register, reindex)
 	return cmd
 }

@@ -95,9 +95,11 @@ func newMaintainCmd(s *streams) *cobra.Command {
 		Long: `Keep a table healthy as it ages. It prints what it would expire or delete, with counts and
 bytes, and changes nothing unless --apply.
 
-Expiry never removes a snapshot newer than the table's idempotency horizon (table property
-ldp.idempotency.horizon-days, default 7), nor a branch head, nor the last --retain-last
-snapshots, so every key inside the horizon is still found by the exactly-once search.
+Expiry keeps every published window done: the key index on main's head holds the keys of the
+snapshots it expires (a table without one is indexed first). It never removes a snapshot newer
+than the table's idempotency horizon (table property ldp.idempotency.horizon-days, default
+7), for readers that know keys only from summaries, nor a branch head, nor the last
+--retain-last snapshots. Superseded key index files are orphans like any other.
 Orphans are files no snapshot or metadata version references, older than
 --orphan-age-hours (at least one hour unless --force); a staging branch's files are
 referenced while the branch exists, and nothing newer than the start of a run still writing

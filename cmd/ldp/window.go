@@ -29,7 +29,7 @@ func describeWindow(p *v1.Pipeline, w v1.LogicalWindow) string {
 
 // faultHook is a test seam for the process-level tests of the exactly-once protocol:
 // LDP_FAULT=POINT:ACTION stops (SIGSTOP) or kills (SIGKILL) this process when the publish
-// reaches POINT ("extracted", "staged" or "published"). It is unset in production, where it does nothing.
+// reaches POINT ("extracted", "staged", "indexed" (the key index file written, not yet committed) or "published"). It is unset in production, where it does nothing.
 func faultHook(getenv func(string) string) func(string) {
 	spec := getenv("LDP_FAULT")
 	if spec == "" {

@@ -259,7 +259,14 @@ func publishItems(ctx context.Context, items []*groupItem) {
 				fail(pending, ferr)
 				return
 			}
-			err = c.publishBranch(ctx, ref, branch, base.SnapshotID, head, fences...)
+			index, err := c.nextIndex(ctx, tbl, snaps)
+			if err != nil {
+				c.dropBranch(ctx, ref, branch)
+				fail(pending, err)
+				return
+			}
+			o.Hook("indexed")
+			err = c.publishBranch(ctx, ref, branch, base.SnapshotID, head, index, fences...)
 			if err == nil {
 				o.Hook("published")
 				before := totalRecords(base)

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,82 +111,18 @@ func BranchPrefix(runID string, attempt int) string {
 	return fmt.Sprintf("ldp_r%s_a%d_", hex.EncodeToString(sum[:6]), attempt)
 }
 
-// FindKey walks main's ancestry from its head for a snapshot whose summary holds key. It walks
-// everything that exists; a missing parent newer than the horizon means absence cannot be
-// proven, which is an *UnprovableError.
+// FindKey finds the snapshot of main that published key: through the key index of the newest
+// indexed snapshot of main and the summaries after it (keyindex.go). A key whose snapshot was
+// expired is still found, as a stand-in carrying what the index recorded. Without an index
+// (a table written before it), a missing parent newer than the horizon means absence cannot be
+// proven, which is an *UnprovableError; an index that cannot be read is a *KeyIndexError.
 func FindKey(tbl *table.Table, key string, now time.Time) (*table.Snapshot, error) {
-	horizon := DefaultHorizonDays
-	if v, ok := tbl.Properties()[HorizonProperty]; ok {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			horizon = n
-		}
+	e, err := FindKeyEntry(tbl, key, now)
+	if err != nil || e == nil {
+		return nil, err
 	}
-	a := keyIndex(tbl)
-	if id, ok := a.keys[key]; ok {
-		if s := tbl.SnapshotByID(id); s != nil {
-			return s, nil
-		}
-	}
-	if !a.broken {
-		return nil, nil
-	}
-	if a.lastMs < now.Add(-time.Duration(horizon)*24*time.Hour).UnixMilli() {
-		return nil, nil // expired beyond the horizon: absence is proven as far as promised
-	}
-	return nil, &UnprovableError{Ref: Ref{Namespace: tbl.Identifier()[0], Name: tbl.Identifier()[len(tbl.Identifier())-1]}, Key: key, Missing: a.missing}
+	return standIn(tbl, *e), nil
 }
-
-// mainKeys is what one walk of main from its head found: the newest snapshot holding each
-// key, and where the walk stopped when a parent is missing (expired). It holds ids, not
-// snapshots, so keeping a few costs a few bytes a key, not a copy of the history.
-type mainKeys struct {
-	keys map[string]int64
-	// specHashes are the distinct spec hashes of the keyed snapshots, sorted.
-	specHashes []string
-	// broken is set when the oldest snapshot reached names a parent that is not there;
-	// lastMs is that snapshot's time and missing the parent's id.
-	broken  bool
-	lastMs  int64
-	missing int64
-}
-
-// keyIndexes holds the walks of the last few metadata files: a backfill asks for each
-// window's key on the same main, and iceberg-go finds a snapshot by id by scanning them all
-// (a walk of 1,000 snapshots was a million steps, once a window).
-var keyIndexes = &recent[*mainKeys]{size: 4}
-
-func keyIndex(tbl *table.Table) *mainKeys {
-	loc := tbl.MetadataLocation()
-	if a, ok := keyIndexes.get(loc); ok {
-		return a
-	}
-	a := &mainKeys{keys: map[string]int64{}}
-	chain, missing := walkMain(tbl)
-	hashes := map[string]bool{}
-	for _, s := range chain {
-		if s.Summary == nil {
-			continue
-		}
-		if k := s.Summary.Properties[KeyProp]; k != "" {
-			if _, seen := a.keys[k]; !seen {
-				a.keys[k] = s.SnapshotID
-			}
-			if h := s.Summary.Properties[SpecHashProp]; h != "" {
-				hashes[h] = true
-			}
-		}
-	}
-	a.specHashes = slices.Sorted(maps.Keys(hashes))
-	if missing != nil {
-		a.broken, a.lastMs, a.missing = true, chain[len(chain)-1].TimestampMs, *missing
-	}
-	keyIndexes.put(loc, a)
-	return a
-}
-
-// SpecHashes are the distinct spec hashes of the keyed snapshots on main, from the same walk
-// as FindKey's: a window's replace keys are made from them (v1.WindowKeys).
-func SpecHashes(tbl *table.Table) []string { return keyIndex(tbl).specHashes }
 
 // Ancestry is main's snapshots from its head back, newest first, as far as they exist.
 func Ancestry(tbl *table.Table) []*table.Snapshot {
@@ -308,7 +242,13 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 			if ferr != nil {
 				return nil, ferr
 			}
-			err = c.publishBranch(ctx, ref, branch, base, staged.SnapshotID, fences...)
+			index, err := c.nextIndex(ctx, tbl, []*table.Snapshot{staged})
+			if err != nil {
+				c.dropBranch(ctx, ref, branch)
+				return nil, err
+			}
+			o.Hook("indexed")
+			err = c.publishBranch(ctx, ref, branch, base, staged.SnapshotID, index, fences...)
 			if err == nil {
 				published = true
 				o.Hook("published")
@@ -629,7 +569,8 @@ func commitStage(ctx context.Context, tbl *table.Table, tx *table.Transaction, b
 // publishBranch moves main to the staged snapshot and removes the branch, in one commit that
 // asserts main is still the base and the branch still the staged snapshot. Setting a ref does
 // not check ancestry, so these assertions are what keep main linear.
-func (c *Catalog) publishBranch(ctx context.Context, ref Ref, branch string, base, staged int64, fences ...table.Requirement) error {
+// index are the updates that attach the key index of the staged snapshot (nextIndex).
+func (c *Catalog) publishBranch(ctx context.Context, ref Ref, branch string, base, staged int64, index []table.Update, fences ...table.Requirement) error {
 	reqs := append([]table.Requirement{
 		table.AssertRefSnapshotID(table.MainBranch, &base),
 		table.AssertRefSnapshotID(branch, &staged),
@@ -638,7 +579,7 @@ func (c *Catalog) publishBranch(ctx context.Context, ref Ref, branch string, bas
 		table.NewSetSnapshotRefUpdate(table.MainBranch, staged, table.BranchRef, 0, 0, 0),
 		table.NewRemoveSnapshotRefUpdate(branch),
 	}
-	return c.commit(ctx, ref, reqs, updates)
+	return c.commit(ctx, ref, reqs, append(updates, index...))
 }
 
 // commit applies updates to ref in one catalog commit under reqs, and keeps the metadata it
@@ -662,8 +603,9 @@ func (c *Catalog) dropBranch(ctx context.Context, ref Ref, branch string) {
 }
 
 // cleanMetadata deletes the metadata files that dropped out of the table's metadata log: a raw
-// catalog commit does not (measured: 1,006 files, 364 MB after 1,000 publishes). A file newer
-// than the current metadata may be a concurrent writer's commit in flight and is kept.
+// catalog commit does not (measured: 1,006 files, 364 MB after 1,000 publishes), and the key
+// index files the current metadata does not attach (each publish supersedes its parent's). A
+// file newer than the current metadata may be a concurrent writer's commit in flight and is kept.
 func (c *Catalog) cleanMetadata(ctx context.Context, ref Ref) {
 	tbl, err := c.Load(ctx, ref)
 	if err != nil {
@@ -686,9 +628,12 @@ func (c *Catalog) cleanMetadata(ctx context.Context, ref Ref) {
 	if err != nil {
 		return
 	}
+	for sf := range tbl.Metadata().Statistics() {
+		keep[localPath(sf.StatisticsPath)] = true
+	}
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
-		if !strings.HasSuffix(e.Name(), ".metadata.json") || keep[p] {
+		if !(strings.HasSuffix(e.Name(), ".metadata.json") || isIndexFile(e.Name())) || keep[p] {
 			continue
 		}
 		if info, err := e.Info(); err == nil && info.ModTime().Before(current.ModTime().Add(-time.Minute)) {

@@ -1,10 +1,11 @@
 // Package maintain keeps Iceberg tables healthy as they age: it expires old snapshots and
 // deletes orphan files, as a dry run unless asked to apply.
 //
-// Expiry never removes a snapshot newer than the table's idempotency horizon (keyed or not: the
-// exactly-once search walks main through them, and a gap inside the horizon would make it fail
-// closed), nor a branch head, nor the last N snapshots. So every key inside the horizon is still
-// found after maintenance.
+// Expiry first gives main's head the key index if it has none, so every key of an expired
+// snapshot is still found (internal/lake's keyindex.go). It never removes a snapshot newer than
+// the table's idempotency horizon (keyed or not: readers that know only summaries, such as the
+// Python ldp, walk main through them, and a table whose ancestry broke before it had an index
+// fails closed on a gap inside the horizon), nor a branch head, nor the last N snapshots.
 package maintain
 
 import (
@@ -100,6 +101,14 @@ func Run(ctx context.Context, cat *lake.Catalog, ref lake.Ref, o Options) (*Repo
 			}
 		}
 		if o.Apply && len(rep.Expire) > 0 {
+			// The head's key index keeps the keys of the snapshots that expire: build it first
+			// on a table that has none, and stop if it cannot be read.
+			if err := cat.EnsureIndex(ctx, ref); err != nil {
+				return nil, fmt.Errorf("expire snapshots of %s: %w", ref, err)
+			}
+			if tbl, err = cat.Load(ctx, ref); err != nil {
+				return nil, err
+			}
 			tx := tbl.NewTransaction()
 			olderThan := time.Since(cutoff)
 			if olderThan <= 0 { // a clock ahead of this machine's (tests): everything is older

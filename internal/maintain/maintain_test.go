@@ -80,9 +80,41 @@ func TestExpiryPastTheHorizon(t *testing.T) {
 	if n := len(tbl.Metadata().Snapshots()); n != 1 {
 		t.Errorf("%d snapshots after expiry, want 1", n)
 	}
-	// Thirty days on, the expired keys are outside the horizon: absence counts as proven.
-	if s, err := lake.FindKey(tbl, "k1", later()); err != nil || s != nil {
-		t.Errorf("search past the horizon: %v, %v", s, err)
+	// Thirty days on, the expired keys are still found in the head's key index: their windows
+	// stay done, and a re-run is skipped.
+	for _, k := range []string{"k1", "k2", "k3"} {
+		if s, err := lake.FindKey(tbl, k, later()); err != nil || s == nil {
+			t.Errorf("key %s after expiry: %v, %v", k, s, err)
+		}
+	}
+}
+
+// TestExpiryIndexesATableWithoutIndex: a table whose head has no key index (written by an ldp
+// without it) gets one before its snapshots expire, so their keys are kept.
+func TestExpiryIndexesATableWithoutIndex(t *testing.T) {
+	cat, ref := setup(t)
+	ctx := context.Background()
+	later := func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }
+	tbl, _ := cat.Load(ctx, ref)
+	// A commit that moves main with no index: a writer that does not keep one.
+	tx := tbl.NewTransaction()
+	if err := tx.AddFiles(ctx, nil, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, cat, ref, Options{ExpireDays: days(7), Now: later, Apply: true}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = cat.Load(ctx, ref)
+	if n := len(tbl.Metadata().Snapshots()); n != 1 {
+		t.Errorf("%d snapshots after expiry, want 1", n)
+	}
+	for _, k := range []string{"k1", "k2", "k3"} {
+		if s, err := lake.FindKey(tbl, k, later()); err != nil || s == nil {
+			t.Errorf("key %s after expiry: %v, %v", k, s, err)
+		}
 	}
 }
 
