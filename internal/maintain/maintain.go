@@ -117,7 +117,7 @@ func Run(ctx context.Context, cat *lake.Catalog, ref lake.Ref, o Options) (*Repo
 			if err := tx.ExpireSnapshots(table.WithOlderThan(olderThan), table.WithRetainLast(o.RetainLast)); err != nil {
 				return nil, fmt.Errorf("expire snapshots of %s: %w", ref, err)
 			}
-			if _, err := tx.Commit(ctx); err != nil {
+			if _, err := tx.Commit(ctx); err != nil && !onlyMissingFiles(err) {
 				return nil, fmt.Errorf("expire snapshots of %s: %w", ref, err)
 			}
 			if tbl, err = cat.Load(ctx, ref); err != nil {
@@ -298,4 +298,21 @@ func freedBytes(ctx context.Context, tbl *table.Table, expire []int64) (int64, e
 		}
 	}
 	return total, nil
+}
+
+// onlyMissingFiles reports whether every error joined in err is a file that was not there to
+// delete. iceberg-go deletes an expired snapshot's files after the catalog accepted the
+// expiry and joins each failed delete into the commit's error; a staged snapshot whose writer
+// lost a race and removed its own files leaves such names behind, and a file already gone is
+// what the expiry wanted.
+func onlyMissingFiles(err error) bool {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !onlyMissingFiles(e) {
+				return false
+			}
+		}
+		return len(joined.Unwrap()) > 0
+	}
+	return errors.Is(err, fs.ErrNotExist)
 }

@@ -2,9 +2,12 @@ package maintain
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -209,3 +212,24 @@ func TestExpiryCountsTheBytesItFrees(t *testing.T) {
 }
 
 func hours(h float64) *float64 { return &h }
+
+// TestOnlyMissingFiles: an expiry whose deletes found files already gone (a writer that lost
+// a race removed its staged files) succeeded; any other failed delete is an error.
+func TestOnlyMissingFiles(t *testing.T) {
+	gone := &fs.PathError{Op: "remove", Path: "/w/data/a.parquet", Err: syscall.ENOENT}
+	denied := &fs.PathError{Op: "remove", Path: "/w/data/b.parquet", Err: syscall.EACCES}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{gone, true},
+		{errors.Join(nil, gone, gone), true},
+		{errors.Join(gone, denied), false},
+		{denied, false},
+		{errors.New("requirement failed: branch main has changed"), false},
+	} {
+		if got := onlyMissingFiles(c.err); got != c.want {
+			t.Errorf("onlyMissingFiles(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
