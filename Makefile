@@ -5,6 +5,9 @@ BIN      := bin/ldp
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
+# go test's own limit is 10 minutes a package; cmd/ldp's scripts take longer than that on a
+# loaded 2-core machine (17 were killed mid-command once), so the run gets headroom.
+TEST_TIMEOUT ?= 45m
 
 .DEFAULT_GOAL := help
 .PHONY: help build install test test-rest test-k8s demo bench fmt fmtcheck sizecheck vectorscheck vet fuzz clean
@@ -25,15 +28,16 @@ test: fmtcheck vet sizecheck ## Check formatting, vet, file sizes, and run every
 	@# go test -json through hack/testsummary: go test's usual lines, and every skipped test
 	@# with its reason (without -v, go test hides that a tier did not run).
 	$(GO) build -o bin/testsummary ./hack/testsummary
-	set -o pipefail; $(GO) test -count=1 -json ./... | bin/testsummary
-	$(GO) test -count=1 -race -run 'Group|Backfill' ./internal/lake ./controllers
-
-test-rest: ## Run the REST catalog tier against SeaweedFS (build it once: hack/seaweedfs/build.sh)
-	LDP_TEST_REST=1 $(GO) test -count=1 -run 'REST' ./cmd/ldp
+	set -o pipefail; $(GO) test -count=1 -json -timeout $(TEST_TIMEOUT) ./... | bin/testsummary
+	$(GO) test -count=1 -race -timeout 20m -run 'Group|Backfill' ./internal/lake ./controllers
 
 LDP_TOOLS ?= $(HOME)/.cache/ldp-tools
+test-rest: ## Run the REST catalog tier against SeaweedFS (built once by hack/seaweedfs/build.sh, about 9 min)
+	@test -x $(LDP_TOOLS)/weed || LDP_TOOLS=$(LDP_TOOLS) bash hack/seaweedfs/build.sh
+	LDP_TEST_REST=1 LDP_TOOLS=$(LDP_TOOLS) $(GO) test -count=1 -timeout 20m -run 'REST' ./cmd/ldp
+
 test-k8s: ## Run the Kubernetes tier: ldp controller on a real kube-apiserver and etcd (built once by hack/envtest/build.sh, about 11 min)
-	@test -x $(LDP_TOOLS)/k8s/kube-apiserver || bash hack/envtest/build.sh
+	@test -x $(LDP_TOOLS)/k8s/kube-apiserver || LDP_TOOLS=$(LDP_TOOLS) bash hack/envtest/build.sh
 	$(GO) build -o bin/testsummary ./hack/testsummary
 	set -o pipefail; KUBEBUILDER_ASSETS=$(LDP_TOOLS)/k8s $(GO) test -tags envtest -count=1 -json -timeout 20m -run 'TestKubernetes' ./cmd/ldp | bin/testsummary
 
@@ -43,7 +47,7 @@ demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 bench: build ## Measure ldp against its references and write docs/benchmarks.md (about 30 min, on a quiet machine)
 	$(GO) build -o bin/ldp-bench ./hack/bench
 	./bin/ldp-bench -ldp $(BIN) -out docs/benchmarks.md -save bin/bench.figures
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/lake ./schemas
+	$(GO) test -run '^$$' -bench . -benchtime 20x -timeout 30m ./internal/lake ./schemas
 
 fmt: ## Format the code
 	gofmt -w $$(git ls-files '*.go')
@@ -63,8 +67,11 @@ fmtcheck:
 vet: ## Run go vet
 	$(GO) vet ./...
 
+# -fuzzminimizetime: go test minimizes every input that reaches new code for up to 60 s by
+# default, and reports no executions meanwhile. A CUE validation takes milliseconds, so the two
+# workers spent all of a 20 s run minimizing their first finds (96 executions, then 0 a second).
 fuzz: ## Fuzz spec loading and validation for FUZZTIME (20s)
-	$(GO) test ./schemas -run '^$$' -fuzz FuzzValidate -fuzztime $(FUZZTIME)
+	$(GO) test ./schemas -run '^$$' -fuzz FuzzValidate -fuzztime $(FUZZTIME) -fuzzminimizetime 50x -timeout 10m
 
 clean: ## Remove build output
 	rm -rf bin

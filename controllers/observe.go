@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -68,7 +69,7 @@ type ledgerState struct {
 
 // Observe is the package's Observe, with the ledger read incrementally.
 func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed, error) {
-	obs := reconcile.Observed{Keys: map[string]map[string]bool{}, LastRuns: map[string]reconcile.LastRun{}}
+	obs := reconcile.Observed{Keys: map[string]map[string]bool{}, SpecHashes: map[string][]string{}, LastRuns: map[string]reconcile.LastRun{}}
 	for _, t := range wf.Planning().Tasks {
 		if !t.Keyed() || obs.Keys[t.Target] != nil {
 			continue
@@ -78,7 +79,7 @@ func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed,
 		if err != nil {
 			return obs, err
 		}
-		keys, err := keysOnMain(ctx, cat, lake.RefOf(p.Metadata.Target))
+		keys, hashes, err := keysOnMain(ctx, cat, lake.RefOf(p.Metadata.Target))
 		if err != nil {
 			return obs, err
 		}
@@ -89,7 +90,7 @@ func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed,
 				return obs, err
 			}
 		}
-		obs.Keys[t.Target] = keys
+		obs.Keys[t.Target], obs.SpecHashes[t.Target] = keys, hashes
 	}
 	st, err := o.ledger(wf.Ledger)
 	if err != nil {
@@ -173,27 +174,34 @@ func runEvents(b []byte) []runEvent {
 	return out
 }
 
-// keysOnMain walks a table's main branch once and returns its idempotency keys; a nil
-// catalog (not created yet) holds no key.
-func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[string]bool, error) {
+// keysOnMain walks a table's main branch once and returns its idempotency keys and the
+// distinct spec hashes of its keyed snapshots (a window's replace keys are made from them); a
+// nil catalog (not created yet) holds no key.
+func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[string]bool, []string, error) {
 	keys := map[string]bool{}
 	if cat == nil {
-		return keys, nil
+		return keys, nil, nil
 	}
 	tbl, err := cat.Load(ctx, ref)
 	var nf *lake.NotFoundError
 	if errors.As(err, &nf) {
-		return keys, nil
+		return keys, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	seen := map[string]bool{}
 	for _, s := range lake.Ancestry(tbl) {
-		if k := s.Summary.Properties[lake.KeyProp]; k != "" {
-			keys[k] = true
+		k := s.Summary.Properties[lake.KeyProp]
+		if k == "" {
+			continue
+		}
+		keys[k] = true
+		if h := s.Summary.Properties[lake.SpecHashProp]; h != "" {
+			seen[h] = true
 		}
 	}
-	return keys, nil
+	return keys, slices.Sorted(maps.Keys(seen)), nil
 }
 
 // LastRuns folds the workflow and task events of one workflow into the last run of each

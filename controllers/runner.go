@@ -144,6 +144,16 @@ type TaskResult struct {
 	// RetryAt is when the failed task is due again, when the runner did not wait (NoWait).
 	RetryAt time.Time   `json:"retry_at,omitzero"`
 	Detail  *TaskOutput `json:"detail,omitempty"`
+	// err is the task's error, whose public part the task's event carries (ldperr.Public).
+	err error
+}
+
+// publicError is the task's error as its event carries it: without a row's values.
+func (tr *TaskResult) publicError() string {
+	if tr.err == nil {
+		return tr.Error
+	}
+	return ldperr.Public(tr.err)
 }
 
 // Result is how a workflow's window ended.
@@ -253,7 +263,7 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 		}
 		status[t.ID] = tr.Status
 		wrote = wrote || tr.Status == v1.Succeeded
-		finished := map[string]any{"task": t.ID, "kind": t.Kind(), "status": tr.Status, "attempts": tr.Attempts, "task_run_id": tr.RunID, "error": tr.Error}
+		finished := map[string]any{"task": t.ID, "kind": t.Kind(), "status": tr.Status, "attempts": tr.Attempts, "task_run_id": tr.RunID, "error": tr.publicError()}
 		if tr.Detail != nil && tr.Detail.Fingerprint != "" {
 			finished["fingerprint"] = tr.Detail.Fingerprint
 		}
@@ -284,7 +294,7 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 		tr.Attempts = n
 		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
 		out, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, UpstreamWrote: upstreamWrote})
-		tr.Detail = nil
+		tr.Detail, tr.err = nil, err
 		if !reflect.ValueOf(out).IsZero() {
 			tr.Detail = &out
 		}

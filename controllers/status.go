@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/shell"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -222,7 +223,7 @@ func axisOf(plans []WindowPlan, wf *Object) WindowAxis {
 // BackfillCommand is the command that runs the windows of file from from to to: what the
 // status page, ldp schedule list and a missed window's hint all print.
 func BackfillCommand(file, from, to string) string {
-	return fmt.Sprintf("ldp backfill %s --from %s --to %s", file, from, to)
+	return shell.Command("ldp", "backfill", file, "--from", from, "--to", to)
 }
 
 // MergePlans is the union of two plans' windows, in window order.
@@ -271,6 +272,11 @@ type Try struct {
 	Checks    []CheckResult       `json:"checks,omitempty"`
 	Error     string              `json:"error,omitempty"`
 	taskRunID string
+
+	// RowsOutside and RowsNoWindow are the rows the window filter left out: rows of other
+	// windows, and rows with no window value.
+	RowsOutside  int64 `json:"rows_outside_window,omitempty"`
+	RowsNoWindow int64 `json:"rows_no_window_value,omitempty"`
 }
 
 // CheckResult is one quality check of a cell's run.
@@ -287,7 +293,7 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 		return nil, err
 	}
 	if len(found) != 1 || len(found[0].Problems) > 0 {
-		return nil, fmt.Errorf("%s is not a valid spec: ldp validate %s says why", file, file)
+		return nil, fmt.Errorf("%s is not a valid spec: %s says why", file, shell.Command("ldp", "validate", file))
 	}
 	sc := found[0]
 	obs := new(Observer)
@@ -372,6 +378,7 @@ func (t *Try) event(e ledger.Event) {
 	switch e.Type {
 	case ledger.RunFinished:
 		t.RowsRead, t.RowsKept = num("rows_read"), num("rows_kept")
+		t.RowsOutside, t.RowsNoWindow = num("rows_outside_window"), num("rows_no_window_value")
 		if s := num("snapshot_id"); s != 0 {
 			t.Snapshot = s
 		}

@@ -112,3 +112,8 @@ func SinksFor(p *v1.Pipeline, version string, getenv func(string) string) []ledg
 	}
 	return ledger.SinksFor(p.Path, ss, version, getenv)
 }
+
+// FlushEvents waits, at most a sink's timeout, for the events still on their way to the
+// OpenLineage endpoints, and returns the warnings of those that failed: what a command does
+// before it exits.
+func FlushEvents() []string { return ledger.Flush() }

@@ -8,12 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/flock"
+	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
 
@@ -37,7 +40,11 @@ type Watcher struct {
 	requeueAt time.Time
 	// passedOver are the files already said to be too large to read as specs.
 	passedOver map[string]bool
-	stop       atomic.Bool
+	// warehouses are the local warehouse folders the specs name, as absolute paths.
+	warehouses map[string]bool
+	// add watches one folder: fsnotify's Add, or a test's counter.
+	add  func(string) error
+	stop atomic.Bool
 }
 
 // Run watches until ctx is done (SIGINT or SIGTERM): then the running task finishes, nothing
@@ -49,7 +56,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return err
 	}
 	defer fw.Close()
-	if err := w.addTree(fw, w.Dir); err != nil {
+	if w.add == nil {
+		w.add = fw.Add
+	}
+	if err := w.addTree(w.Dir); err != nil {
 		return err
 	}
 	w.Log.Info("watching", "dir", w.Dir, "resync", w.Resync.String())
@@ -76,8 +86,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 				return nil
 			}
 			if ev.Has(fsnotify.Create) {
-				if info, err := os.Stat(ev.Name); err == nil && info.IsDir() && !skipDir(filepath.Base(ev.Name)) {
-					w.addTree(fw, ev.Name) // a new subfolder: watch it too
+				if info, err := os.Stat(ev.Name); err == nil && info.IsDir() {
+					w.added(fw, ev.Name)
 				}
 			}
 			if specs.IsSpecName(filepath.Base(ev.Name)) {
@@ -124,17 +134,70 @@ func (w *Watcher) setup() {
 // skipDir is discovery's rule: the watcher watches no folder that discovery passes over.
 func skipDir(name string) bool { return specs.SkipDir(name) }
 
-// addTree watches a folder and every subfolder (fsnotify is not recursive).
-func (w *Watcher) addTree(fw *fsnotify.Watcher, root string) error {
+// addTree watches a folder and every subfolder that may hold specs (fsnotify is not
+// recursive; a watch is one of the user's inotify watches, 8,192 by default and often fewer).
+func (w *Watcher) addTree(root string) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		if p != root && skipDir(d.Name()) {
+		if p != w.Dir && !w.specFolder(p) {
 			return filepath.SkipDir
 		}
-		return fw.Add(p)
+		return w.add(p)
 	})
+}
+
+// specFolder reports whether the folder at p is watched: discovery would look in it, and it
+// is not a warehouse. A warehouse has a folder per table, partition and write, none of them
+// with specs, and watching each spent a watch: a warehouse of 127 data folders in the spec
+// folder stopped ldp watch from starting under a limit of 100 ("no space left on device").
+func (w *Watcher) specFolder(p string) bool {
+	return !skipDir(filepath.Base(p)) && !w.warehouses[absPath(p)] && !lake.IsWarehouseDir(p)
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
+}
+
+// added watches a folder created under a watched one, unless it is or is in a warehouse. A
+// warehouse created while ldp watch runs is watched as the empty folder it first is; once its
+// content shows what it is, its watches are removed.
+func (w *Watcher) added(fw *fsnotify.Watcher, dir string) {
+	root := absPath(w.Dir)
+	for p := filepath.Dir(absPath(dir)); strings.HasPrefix(p, root+string(filepath.Separator)); p = filepath.Dir(p) {
+		if !w.specFolder(p) {
+			for _, watched := range fw.WatchList() {
+				if a := absPath(watched); a == p || strings.HasPrefix(a, p+string(filepath.Separator)) {
+					fw.Remove(watched)
+				}
+			}
+			return
+		}
+	}
+	if w.specFolder(dir) {
+		w.addTree(dir)
+	}
+}
+
+// noteWarehouses keeps the local warehouse folders the specs found name.
+func (w *Watcher) noteWarehouses(found []Scheduled) {
+	w.warehouses = map[string]bool{}
+	for _, s := range found {
+		if s.WF == nil {
+			continue
+		}
+		for _, p := range s.WF.Pipelines {
+			for _, c := range []*v1.Catalog{p.Metadata.Target.Catalog, p.Metadata.Source.Catalog} {
+				if c != nil && c.Type != "rest" && !lake.IsRemote(c.WarehousePath) {
+					w.warehouses[absPath(lake.WarehouseDir(c, p.BaseDir))] = true
+				}
+			}
+		}
+	}
 }
 
 // reconcile runs one tick of the folder. A file that became invalid is reported, and its last
@@ -171,6 +234,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) {
 			w.Log.Warn("passed over", "file", s.Path, "reason", s.Reason)
 		}
 	}
+	w.noteWarehouses(found)
 	current := map[string]Scheduled{}
 	var run []Scheduled
 	for _, s := range found {

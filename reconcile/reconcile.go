@@ -112,12 +112,27 @@ func (l LastRun) succeeded(tasks []Task) bool {
 type Observed struct {
 	// Keys holds, for each target identity, the idempotency keys on its main branch.
 	Keys map[string]map[string]bool
+	// SpecHashes holds, for each target identity, the distinct spec hashes of the keyed
+	// snapshots on its main: the replace keys of a window are made from them.
+	SpecHashes map[string][]string
 	// LastRuns maps a window (LogicalWindow.String()) to the object's last run of it.
 	LastRuns map[string]LastRun
 }
 
 // HasKey reports whether key is on the main branch of target.
 func (o Observed) HasKey(target, key string) bool { return o.Keys[target][key] }
+
+// Published reports whether the window of idempotency key key is on the main branch of target:
+// under the key itself or under one of its replace keys (v1.WindowKeys), so a window that a
+// replace loaded first is not loaded again.
+func (o Observed) Published(target, key string) bool {
+	for k := range v1.WindowKeys(key, o.SpecHashes[target]) {
+		if o.HasKey(target, k) {
+			return true
+		}
+	}
+	return false
+}
 
 // Reasons a task is skipped or run.
 const (
@@ -277,7 +292,7 @@ func TaskAction(t Task, w v1.LogicalWindow, action v1.Action, obs Observed) Task
 		tp.Action, tp.Reason = v1.ActionSkip, ReasonRetryLater
 	case action == v1.ActionReplace:
 		tp.Action, tp.Reason = v1.ActionRun, ReasonReplace
-	case t.Keyed() && obs.HasKey(t.Target, tp.Key):
+	case t.Keyed() && obs.Published(t.Target, tp.Key):
 		tp.Action, tp.Reason = v1.ActionSkip, ReasonKeyOnMain
 	case t.Keyed():
 		tp.Action, tp.Reason = v1.ActionRun, ReasonNotDone
@@ -287,17 +302,18 @@ func TaskAction(t Task, w v1.LogicalWindow, action v1.Action, obs Observed) Task
 	return tp
 }
 
-// State applies the contract's rules: published when every keyed task has its key on main and,
-// if a task can only be vouched for by its last run, the last run succeeded for every task;
-// otherwise failed or blocked by the last run's outcome, partial when some keys are on main,
-// else missing. A run that stopped before every task ran decides nothing: the keys do.
+// State applies the contract's rules: published when every keyed task has its key (or a
+// replace of it) on main and, if a task can only be vouched for by its last run, the last run
+// succeeded for every task; otherwise failed or blocked by the last run's outcome, partial when
+// some keys are on main, else missing. A run that stopped before every task ran decides
+// nothing: the keys do.
 func State(tasks []Task, w v1.LogicalWindow, obs Observed, last *LastRun) v1.WindowState {
 	keyed, onMain, byRun := 0, 0, false
 	for _, t := range tasks {
 		switch {
 		case t.Keyed():
 			keyed++
-			if obs.HasKey(t.Target, t.Key(w)) {
+			if obs.Published(t.Target, t.Key(w)) {
 				onMain++
 			}
 		case t.Evidence == ByLastRun:

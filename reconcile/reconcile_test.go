@@ -266,3 +266,45 @@ func TestUnfinishedWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacedWindowIsPublished: a window that a replace loaded first (issue 33: backfill
+// --replace, then apply loaded it again) is published, whichever spec the replace ran under;
+// a replace of another window, or one whose spec hash main does not carry, vouches for nothing;
+// --replace still replaces it.
+func TestReplacedWindowIsPublished(t *testing.T) {
+	obj := Object{Tasks: []Task{keyed("orders", "t:orders")}}
+	k1, k2 := "orders@"+d1.String(), "orders@"+d2.String()
+	cases := []struct {
+		name   string
+		keys   map[string]map[string]bool
+		hashes map[string][]string
+		state  v1.WindowState
+		action v1.Action
+	}{
+		{"its own key", keysOf("t:orders", k1), nil, Published, Skip},
+		{"a replace under the spec on main", keysOf("t:orders", v1.ReplaceKey(k1, "h1")), map[string][]string{"t:orders": {"h1"}}, Published, Skip},
+		{"a replace under an older spec", keysOf("t:orders", v1.ReplaceKey(k1, "h0"), "t:orders", v1.ReplaceKey(k2, "h1")), map[string][]string{"t:orders": {"h1", "h0"}}, Published, Skip},
+		{"a replace of another window", keysOf("t:orders", v1.ReplaceKey(k2, "h1")), map[string][]string{"t:orders": {"h1"}}, Missing, Run},
+		{"a spec hash of another table", keysOf("t:orders", v1.ReplaceKey(k1, "h1")), map[string][]string{"t:other": {"h1"}}, Missing, Run},
+		{"no spec hash on main", keysOf("t:orders", v1.ReplaceKey(k1, "h1")), nil, Missing, Run},
+	}
+	for _, c := range cases {
+		obs := Observed{Keys: c.keys, SpecHashes: c.hashes}
+		p := Plan(obj, []v1.LogicalWindow{d1}, obs, Options{})[0]
+		if p.State != c.state || p.Action != c.action || p.Tasks[0].Action != c.action {
+			t.Errorf("%s: %s/%s, task %s; want %s/%s", c.name, p.State, p.Action, p.Tasks[0].Action, c.state, c.action)
+		}
+		if c.state == Published && p.Tasks[0].Reason != ReasonWindowDone {
+			t.Errorf("%s: reason %q", c.name, p.Tasks[0].Reason)
+		}
+		if r := Plan(obj, []v1.LogicalWindow{d1}, obs, Options{Replace: true})[0]; r.Action != Replace || r.Tasks[0].Action != Run {
+			t.Errorf("%s: --replace plans %s/%s", c.name, r.Action, r.Tasks[0].Action)
+		}
+	}
+	// A partial window: one task's window replaced, the other's not done.
+	two := Object{Tasks: []Task{keyed("orders", "t:orders"), keyed("customers", "t:customers")}}
+	obs := Observed{Keys: keysOf("t:orders", v1.ReplaceKey(k1, "h1")), SpecHashes: map[string][]string{"t:orders": {"h1"}}}
+	if p := Plan(two, []v1.LogicalWindow{d1}, obs, Options{})[0]; p.State != Partial || p.Tasks[0].Action != Skip || p.Tasks[0].Reason != ReasonKeyOnMain || p.Tasks[1].Action != Run {
+		t.Errorf("partial: %s %+v", p.State, p.Tasks)
+	}
+}

@@ -36,10 +36,12 @@ func FuzzValidate(f *testing.F) {
 				t.Fatalf("malformed problem %+v", p)
 			}
 		}
-		obj, err := specs.Decode(data, name)
 		if len(r.Problems) > 0 || r.Kind == "" {
 			return
 		}
+		// Decode only what Validate accepts: most mutated inputs are rejected, and a YAML
+		// decode builds a CUE context of its own, which is most of an execution.
+		obj, err := specs.Decode(data, name)
 		if err != nil {
 			t.Fatalf("Validate accepts the document but Decode fails: %v", err)
 		}

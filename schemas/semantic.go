@@ -135,6 +135,15 @@ var commonZones = []string{"UTC", "GMT",
 
 func (c *checker) pipeline(md map[string]any, p fieldPath) {
 	c.schedule(md, p)
+	if w := obj(md, "window"); w != nil {
+		if _, ok := w["column"]; !ok {
+			for _, k := range []string{"null_rows", "outside_rows"} {
+				if _, ok := w[k]; ok {
+					c.at(p.child("window").child(k), "%s says what a run does with the rows its window column drops, so it needs window.column", k)
+				}
+			}
+		}
+	}
 	if src := obj(md, "source"); src != nil {
 		sp := p.child("source")
 		format, _ := str(src, "format")
@@ -207,6 +216,15 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 		for i, e := range parts {
 			f, _ := e.(map[string]any)
 			tr, _ := str(f, "transform")
+			col, _ := str(f, "column")
+			name, named := str(f, "name")
+			if pf := (v1.PartitionField{Column: col, Transform: tr, Name: name}); col != "" && !v1.ValidPartitionName(pf.FieldName()) {
+				at := tp.child("partition_by").child(strconv.Itoa(i)).child("column")
+				if named {
+					at = tp.child("partition_by").child(strconv.Itoa(i)).child("name")
+				}
+				c.at(at, "%s", v1.PartitionNameHint(pf))
+			}
 			if m := sizedTransform.FindStringSubmatch(tr); m != nil {
 				// Iceberg stores N and W as 32-bit integers.
 				if _, err := strconv.ParseInt(m[2], 10, 32); err != nil {
@@ -292,11 +310,13 @@ func (c *checker) catalog(cat map[string]any, p fieldPath) {
 		}
 	}
 	if uri, _ := str(cat, "uri"); uri != "" {
-		u, err := url.Parse(uri)
-		_, hasPassword := u.User.Password()
-		if err == nil && (hasPassword || u.Query().Has("password")) {
-			// The value is never echoed: it is the secret.
-			c.at(p.child("uri"), "a password never goes in a catalog uri: write it as postgres://USER@HOST:PORT/DB and set PGPASSWORD in the environment (PostgreSQL's client reads it), from a secret store")
+		// A uri that does not parse (postgres://%zz) holds no password to find here; the
+		// catalog's open names what is wrong with it.
+		if u, err := url.Parse(uri); err == nil {
+			if _, hasPassword := u.User.Password(); hasPassword || u.Query().Has("password") {
+				// The value is never echoed: it is the secret.
+				c.at(p.child("uri"), "a password never goes in a catalog uri: write it as postgres://USER@HOST:PORT/DB and set PGPASSWORD in the environment (PostgreSQL's client reads it), from a secret store")
+			}
 		}
 	}
 	wp, _ := str(cat, "warehouse_path")
@@ -419,6 +439,11 @@ func (c *checker) sinks(o map[string]any, p fieldPath) {
 			}
 			if hasPath && hasURL {
 				c.at(sp, "an openlineage sink takes a path or a url, not both")
+			}
+			if raw, _ := str(s, "url"); raw != "" && urlHoldsSecret(raw) {
+				// The value is never echoed: it is the secret. The URL would reach ldp export
+				// k8s's objects, the ledger's warnings and every terminal the spec is shown on.
+				c.at(sp.child("url"), "credentials never go in a sink url (a user, a password or a key in its query): name the variable that holds the API key in api_key_env, as a bearer token")
 			}
 		case "jsonl", "null":
 			if hasURL {
@@ -614,6 +639,24 @@ func rotateToMin(c []string) []string {
 func contains(xs []string, x string) bool {
 	for _, e := range xs {
 		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// urlHoldsSecret reports whether a URL carries user info or a query parameter that names a
+// secret (?api_key=, ?token=): an HTTP client sends user info as a Basic credential.
+func urlHoldsSecret(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if u.User != nil {
+		return true
+	}
+	for k := range u.Query() {
+		if redact.SecretKey(k) {
 			return true
 		}
 	}

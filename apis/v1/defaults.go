@@ -1,6 +1,9 @@
 package v1
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // Defaults of the spec, in one place so that the schema docs, the hash and the runner agree.
 const (
@@ -31,7 +34,7 @@ func (p *Pipeline) Default() {
 	for _, c := range []*Catalog{m.Target.Catalog, m.Source.Catalog} {
 		if c != nil && c.Type == "sql" && c.WarehousePath == "" && c.Warehouse != "" {
 			// pyiceberg's name for a sql catalog's warehouse: a URI (file:///..., s3://...).
-			c.WarehousePath, c.Warehouse = strings.TrimPrefix(c.Warehouse, "file://"), ""
+			c.WarehousePath, c.Warehouse = warehouseFromURI(c.Warehouse), ""
 		}
 	}
 	if c := m.Target.Catalog; c != nil && c.WarehousePath == "" {
@@ -67,6 +70,13 @@ func (w *Window) normalize() {
 	if w.Timezone == "" {
 		w.Timezone = DefaultTimezone
 	}
+	// The defaults are stored as "": a spec written before these fields hashes as it did.
+	if w.NullRows == NullRowsFail {
+		w.NullRows = ""
+	}
+	if w.OutsideRows == OutsideRowsLeave {
+		w.OutsideRows = ""
+	}
 }
 
 // Windowed reports whether the pipeline declares a window object (not absent, not "none").
@@ -76,3 +86,23 @@ func (p *Pipeline) Windowed() bool {
 
 // IsIceberg reports whether the pipeline writes to an Iceberg table.
 func (p *Pipeline) IsIceberg() bool { return p.Metadata.Target.Format == "ICEBERG" }
+
+// warehouseFromURI is the folder of a pyiceberg warehouse URI, unescaped once as the URI it
+// is: file:///srv/my%20specs is the folder "my specs" (it became a folder "my%20specs"). An
+// object store's location stays as written.
+func warehouseFromURI(uri string) string {
+	if !strings.HasPrefix(uri, "file:") {
+		return uri
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return strings.TrimPrefix(uri, "file://")
+	}
+	if u.Opaque != "" { // file:relative/path
+		if p, err := url.PathUnescape(u.Opaque); err == nil {
+			return p
+		}
+		return u.Opaque
+	}
+	return u.Path
+}

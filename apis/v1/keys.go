@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"iter"
 	"strings"
 	"time"
 )
@@ -65,4 +66,23 @@ func (p *Pipeline) IdempotencyKey(w LogicalWindow) string {
 func ReplaceKey(key, specHash string) string {
 	k, _ := hashCanonical([]any{APIVersion, "replace", key, specHash})
 	return k
+}
+
+// WindowKeys are the keys that vouch for the window of idempotency key key, in the order to
+// look for them: the key itself, then its replace key under each of specHashes (the spec hashes
+// main carries). A window first loaded by a replace is loaded: running it again under its own
+// key would double its rows (issue 33). A replace under any spec counts, as a window published
+// under its own key stays done when the spec changes. Replace keys are made only when asked
+// for, so a window found under its own key costs no hash.
+func WindowKeys(key string, specHashes []string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if !yield(key) {
+			return
+		}
+		for _, h := range specHashes {
+			if h != "" && !yield(ReplaceKey(key, h)) {
+				return
+			}
+		}
+	}
 }

@@ -134,6 +134,55 @@ type PartitionField struct {
 	Name      string `json:"name,omitempty"`
 }
 
+// FieldName is the name of the partition field: Name, else the column's name followed by the
+// transform's (the column itself for identity).
+func (f PartitionField) FieldName() string {
+	if f.Name != "" {
+		return f.Name
+	}
+	t := strings.ToLower(f.Transform)
+	switch {
+	case t == "identity":
+		return f.Column
+	case strings.HasPrefix(t, "truncate["):
+		return f.Column + "_trunc"
+	case strings.HasPrefix(t, "bucket["):
+		return f.Column + "_bucket"
+	}
+	return f.Column + "_" + t
+}
+
+// ValidPartitionName reports whether name can name a partition field. Each manifest holds
+// the partition as an Avro record, whose field names are [A-Za-z_][A-Za-z0-9_]*: a table
+// partitioned by "a.b" is created, and then no write to it can ever be committed.
+func ValidPartitionName(name string) bool {
+	for i, c := range name {
+		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return name != ""
+}
+
+// PartitionNameHint says how to fix a partition field whose name cannot be used.
+func PartitionNameHint(f PartitionField) string {
+	fix := strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, f.FieldName())
+	if fix == "" || fix[0] >= '0' && fix[0] <= '9' {
+		fix = "_" + fix
+	}
+	fixIt := fmt.Sprintf("add \"name\": %q to this partition_by entry", fix)
+	if f.Name != "" {
+		fixIt = fmt.Sprintf("change its name to %q", fix)
+	}
+	return fmt.Sprintf("partition field name %q cannot be stored in Iceberg's manifests (letters, digits and _ only, not first a digit): %s", f.FieldName(), fixIt)
+}
+
 // Transform is a DuckDB SELECT over the extracted rows, exposed as the relation "source".
 type Transform struct {
 	SQL string `json:"sql"`
@@ -181,7 +230,29 @@ type Window struct {
 	Size     string `json:"size,omitempty"`
 	Column   string `json:"column,omitempty"`
 	Timezone string `json:"timezone,omitempty"`
+	// NullRows is what a run does with rows whose column holds no value (they are in no
+	// window): NullRowsFail ("", the default) or NullRowsDrop.
+	NullRows string `json:"null_rows,omitempty"`
+	// OutsideRows is what a run does with rows of other windows: OutsideRowsLeave ("", the
+	// default: they load in their own windows) or OutsideRowsFail.
+	OutsideRows string `json:"outside_rows,omitempty"`
 }
+
+// What a run does with the rows its window filter drops (metadata.window.null_rows and
+// outside_rows). A default is stored as "", so a spec that spells it out hashes as one that
+// does not.
+const (
+	NullRowsFail     = "fail"
+	NullRowsDrop     = "drop"
+	OutsideRowsLeave = "leave"
+	OutsideRowsFail  = "fail"
+)
+
+// FailsNullRows reports whether rows with no window value hold the batch back.
+func (w *Window) FailsNullRows() bool { return w != nil && w.NullRows != NullRowsDrop }
+
+// FailsOutsideRows reports whether rows of other windows hold the batch back.
+func (w *Window) FailsOutsideRows() bool { return w != nil && w.OutsideRows == OutsideRowsFail }
 
 // UnmarshalJSON reads "none" or an object.
 func (w *Window) UnmarshalJSON(b []byte) error {

@@ -14,6 +14,7 @@ import (
 // TestBackfillResumesAfterAKill: a 30-window backfill is killed (SIGKILL) part-way; the second
 // run finishes the rest, and each key is on main exactly once with every row there once.
 func TestBackfillResumesAfterAKill(t *testing.T) {
+	t.Parallel()
 	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
 	var b strings.Builder
 	b.WriteString("id,ts\n")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldp-dev/ldp/internal/shell"
 	"github.com/ldp-dev/ldp/internal/synth"
 )
 
@@ -76,7 +77,7 @@ func (d *demo) say(format string, args ...any) {
 func (d *demo) ldp(want int, args ...string) error {
 	shown := make([]string, len(args))
 	for i, a := range args {
-		shown[i] = shellWord(a)
+		shown[i] = shell.Quote(a)
 	}
 	fmt.Fprintf(d.s.Out, "   $ ldp %s\n", strings.Join(shown, " "))
 	var out bytes.Buffer
@@ -154,7 +155,7 @@ func runDemo(ctx context.Context, s *streams, workdir string) error {
 // exploreLines are the commands the demo ends with, each of which works on its own from the
 // folder the demo was started in: the paths lead into workdir rather than a cd before each.
 func exploreLines(bin, workdir string) []string {
-	in := func(p string) string { return shellWord(filepath.Join(workdir, p)) }
+	in := func(p string) string { return shell.Quote(filepath.Join(workdir, p)) }
 	return []string{
 		bin + " query " + in("rides.json") + ` "SELECT city, count(*), round(avg(fare), 2) FROM rides GROUP BY city"`,
 		bin + " snapshots " + in("rides.json"),
@@ -162,17 +163,8 @@ func exploreLines(bin, workdir string) []string {
 		bin + " runs " + in("daily/workflow.json") + " --attempts",
 		bin + " diff -f " + in("daily") + " --from 2026-08-01 --to 2026-08-06",
 		bin + " schedule list " + in("daily") + " --now 2026-08-06T03:00:00Z",
-		bin + " ui " + shellWord(workdir) + "   # the status page, on http://127.0.0.1:8080/",
+		bin + " ui " + shell.Quote(workdir) + "   # the status page, on http://127.0.0.1:8080/",
 	}
-}
-
-// shellWord is s as one word of a POSIX shell: as it is when it holds only plain path
-// characters, quoted otherwise.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
-		return s
-	}
-	return shellQuote(s)
 }
 
 const demoCatalog = `"catalog": {"identifier": "demo", "warehouse_path": "warehouse"}`

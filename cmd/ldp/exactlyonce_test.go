@@ -160,6 +160,7 @@ func dayWindow(day int) string { return fmt.Sprintf("2026-08-%02d/2026-08-%02d",
 // once, in each write mode, over several rounds. Each key reaches main once and no row is lost
 // or repeated.
 func TestRaceOfProcesses(t *testing.T) {
+	t.Parallel()
 	procs := 4
 	if v, err := strconv.Atoi(os.Getenv("LDP_RACE_PROCS")); err == nil && v > 0 {
 		procs = v
@@ -243,6 +244,7 @@ func procState(pid int) byte {
 // the same run fences it and publishes; attempt 1, resumed, ends with the non-retriable fenced
 // error and the window is on main once.
 func TestZombieAttemptCannotPublish(t *testing.T) {
+	t.Parallel()
 	l := newLake(t, 1)
 	zombie := l.cmd([]string{"LDP_FAULT=staged:stop"}, "run", "append.json", "--window", dayWindow(1), "--run-id", "run-z", "--attempt", "1")
 	var zout bytes.Buffer
@@ -284,6 +286,7 @@ func TestZombieAttemptCannotPublish(t *testing.T) {
 // TestCrashesConverge: a process killed (SIGKILL) after staging, or after publishing but before
 // it returns, leaves a state that running again turns into exactly one effect per key.
 func TestCrashesConverge(t *testing.T) {
+	t.Parallel()
 	l := newLake(t, 2)
 	for _, mode := range []string{"append", "overwrite", "upsert"} {
 		for day, point := range map[int]string{1: "staged", 2: "published"} {
@@ -310,6 +313,7 @@ func TestCrashesConverge(t *testing.T) {
 // run afterwards under another key, is fenced and writes nothing (it used to publish the window
 // a second time and exit 0).
 func TestFenceHoldsAcrossKeys(t *testing.T) {
+	t.Parallel()
 	l := newLake(t, 1)
 	code, out, errs := l.run(t, nil, "run", "append.json", "--window", dayWindow(1), "--run-id", "r1", "--attempt", "3", "--idempotency-key", "k3")
 	if code != 0 || !strings.Contains(out, ": published") {
@@ -328,6 +332,7 @@ func TestFenceHoldsAcrossKeys(t *testing.T) {
 // main once (they were there twice); in overwrite mode they are the corrected drop's (the
 // stalled attempt's stale rows replaced them).
 func TestStalledAttemptCannotPublishUnderANewKey(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"append", "overwrite"} {
 		t.Run(mode, func(t *testing.T) {
 			l := newLake(t, 1)
@@ -386,6 +391,7 @@ func waitStopped(t *testing.T, c *exec.Cmd, out *bytes.Buffer) {
 // retriable error; a third, waiting, ends at once on SIGTERM (it ignored SIGTERM and SIGINT and
 // waited 876 s). Neither writes anything; once the holder resumes, it publishes.
 func TestLockWaitsEnd(t *testing.T) {
+	t.Parallel()
 	l := newLake(t, 2)
 	holder, hout := l.startStopped(t, "staged", "run", "overwrite.json", "--window", dayWindow(1), "--run-id", "holder", "--attempt", "1")
 
@@ -480,6 +486,7 @@ func sqliteHold() int {
 // error naming that process (it said only "database is locked (5) (SQLITE_BUSY)"); once the
 // holder is gone, the same run publishes.
 func TestCatalogBusyNamesTheHolder(t *testing.T) {
+	t.Parallel()
 	l := newLake(t, 2)
 	if code, out, errs := l.run(t, nil, "run", "append.json", "--window", dayWindow(1)); code != 0 {
 		t.Fatalf("first window: %d\n%s%s", code, out, errs)
@@ -511,6 +518,7 @@ func TestCatalogBusyNamesTheHolder(t *testing.T) {
 // table unreadable, "No files found that match the pattern .../part-0.parquet", in 2 of 3
 // tries), so every window's rows are readable once at the end.
 func TestOrphanCleanupDuringABackfill(t *testing.T) {
+	t.Parallel()
 	const days = 20
 	l := newLake(t, days)
 	backfill := l.cmd(nil, "backfill", "append.json", "--from", "2026-08-01", "--to", fmt.Sprintf("2026-08-%02d", days+1), "--parallel", "2", "--batch", "2")
@@ -551,6 +559,7 @@ func TestOrphanCleanupDuringABackfill(t *testing.T) {
 // warehouse (tens of MB for a large extract); the next run removes it, since its process is
 // gone, and leaves none of its own.
 func TestKilledRunsScratchIsCleared(t *testing.T) {
+	t.Parallel()
 	l := newLake(t, 2)
 	code, _, errs := l.run(t, []string{"LDP_FAULT=staged:kill"}, "run", "append.json", "--window", dayWindow(1), "--run-id", "killed")
 	if code != -1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/shell"
 )
 
 // initOptions are the flags and arguments of the command newInitCmd builds.
@@ -38,7 +39,7 @@ func (o *initOptions) Run(ctx context.Context, s *streams) error {
 		res.Data, res.Orders, res.PerDay, res.First.Format(time.DateOnly), res.Last.Format(time.DateOnly))
 	fmt.Fprintln(s.Out, "next:")
 	if o.dir != "." {
-		fmt.Fprintf(s.Out, "  cd %s\n", shellWord(o.dir))
+		fmt.Fprintf(s.Out, "  cd %s\n", shell.Quote(o.dir))
 	}
 	fmt.Fprintln(s.Out, "  ldp validate .")
 	fmt.Fprintln(s.Out, "  ldp diff -f .")

@@ -22,6 +22,7 @@ import (
 // TestEightProcessesShareALedger: eight ldp processes append to one ledger at once; every line
 // parses, none is interleaved with another, none is lost.
 func TestEightProcessesShareALedger(t *testing.T) {
+	t.Parallel()
 	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
 	l.write(t, "orders.csv", "order_id,amount\n1,10\n2,20\n")
 	l.write(t, "export.json", `{"identifier": "export", "metadata": {"source": {"format": "CSV", "path": "orders.csv"},
@@ -256,5 +257,83 @@ func TestSecretsStayOut(t *testing.T) {
 	}
 	if !strings.Contains(errs, "s3://ldp:***@bucket") {
 		t.Errorf("stderr does not show the redacted path: %q", errs)
+	}
+}
+
+// TestLineageSinkThatNeverAnswersDoesNotSlowABackfill: one sink accepts connections and never
+// answers, another is healthy. A backfill of 12 windows takes far less than its 24 events
+// times the sink's timeout (each waited for it before: 1.0 s became 61 s), warns once about
+// the silent sink, and the healthy one gets every event by the time the command exits
+// (issue 33, point 9).
+func TestLineageSinkThatNeverAnswersDoesNotSlowABackfill(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		silent.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	healthy := &lineageServer{}
+	ts := httptest.NewServer(healthy)
+	defer ts.Close()
+
+	const windows, timeoutS = 12, 5
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "drops"), 0o755)
+	for d := 1; d <= windows; d++ {
+		os.WriteFile(filepath.Join(dir, "drops", fmt.Sprintf("orders_2026-08-%02d.csv", d)), []byte(fmt.Sprintf("order_id,amount\n%d,10\n", d)), 0o644)
+	}
+	silentURL := "http://" + silent.Addr().String()
+	os.WriteFile(filepath.Join(dir, "orders.json"), []byte(fmt.Sprintf(`{"identifier": "orders", "metadata": {
+		"window": {"size": "day"},
+		"source": {"format": "CSV", "path": "drops/orders_{window_start:%%Y-%%m-%%d}.csv"},
+		"target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop"}},
+		"observability": {"sinks": [{"type": "openlineage", "url": %q, "timeout_s": %d},
+		                            {"type": "openlineage", "url": %q, "namespace": "healthy"}]}}}`, silentURL, timeoutS, ts.URL)), 0o644)
+	start := time.Now()
+	code, out, errs := runInProcess(t, dir, nil, "backfill", "orders.json", "--from", "2026-08-01", "--to", "2026-08-13")
+	took := time.Since(start)
+	if code != 0 {
+		t.Fatalf("backfill: exit %d\n%s%s", code, out, errs)
+	}
+	// Waiting for each event would take 2*windows*timeoutS = 120 s; half of it bounds a hang.
+	if bound := time.Duration(windows*timeoutS) * time.Second; took > bound {
+		t.Errorf("the backfill took %v with a sink that never answers, want well under %v", took, bound)
+	}
+	if n := strings.Count(errs, "warning: event sink: OpenLineage endpoint "+silentURL); n != 1 {
+		t.Errorf("%d warnings about the silent sink, want 1:\n%s", n, errs)
+	}
+	if strings.Contains(errs, ts.URL) {
+		t.Errorf("a warning about the healthy sink:\n%s", errs)
+	}
+	healthy.mu.Lock()
+	defer healthy.mu.Unlock()
+	if len(healthy.events) != 2*windows {
+		t.Fatalf("the healthy sink got %d events, want START and COMPLETE of %d windows", len(healthy.events), windows)
+	}
+	types := map[any]int{}
+	for _, e := range healthy.events {
+		types[e["eventType"]]++
+	}
+	if types["START"] != windows || types["COMPLETE"] != windows {
+		t.Errorf("event types %v", types)
 	}
 }

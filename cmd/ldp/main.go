@@ -17,6 +17,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/redact"
 )
@@ -86,6 +87,11 @@ func run(ctx context.Context, args []string, s *streams) int {
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	// Events to OpenLineage endpoints go in the background while the command works; the
+	// last ones get one timeout to arrive.
+	for _, w := range controllers.FlushEvents() {
+		fmt.Fprintln(s.Err, "warning: "+redact.String(w))
+	}
 	if err != nil {
 		var silent *ldperr.ExitError
 		if !errors.As(err, &silent) {

@@ -24,7 +24,15 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the txtar scripts of testdata/script against the real ldp command.
 // $REPO is the module root, so scripts can cd into it and use config/samples.
+//
+// Every test of this package that only drives ldp processes runs in parallel with the others
+// (t.Parallel): most of their time is spent waiting on a child (a stopped writer, a lease, a
+// lock), which another test can use. Tests that change this process's environment or folder
+// (t.Setenv, t.Chdir, runInProcess) cannot, and run first, one at a time. Run one after the
+// other, the package took longer than go test's default 10-minute timeout on a loaded
+// 2-core machine.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

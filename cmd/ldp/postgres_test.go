@@ -137,6 +137,7 @@ func TestStalledPostgresCatalog(t *testing.T) {
 // TestSharedCatalogOnPostgres: a scheduled pipeline, the same spec as a local one but for the
 // catalog block, loads, skips a done window and reads back through a PostgreSQL catalog.
 func TestSharedCatalogOnPostgres(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := newLakeOn(t, 2, fmt.Sprintf(`{"type": "sql", "uri": %q, "identifier": "shop", "warehouse_path": "wh"}`, uri))
 	for i := 0; i < 2; i++ {
@@ -226,6 +227,7 @@ func startedRuns(t *testing.T, l *lakeDir) (map[string]int, map[string]string) {
 // TestTwoTickersDivideWindowsByLease: two ldp processes tick one folder at once with
 // --leases: every due window is published once, each run by one process only.
 func TestTwoTickersDivideWindowsByLease(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 6)
 	l.together(t, [][]string{nil, nil}, "schedule", "tick", "specs", "--leases", "--now", leaseNow, "--json")
@@ -245,9 +247,14 @@ func TestTwoTickersDivideWindowsByLease(t *testing.T) {
 // ticker leaves the window alone while the lease lasts, then takes it over as the next attempt
 // of the same run, and the window's key is on main once.
 func TestLeaseOutlivesADeadHolder(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 1)
-	a := l.cmd([]string{"LDP_FAULT=staged:stop"}, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow)
+	// The holder's lease lasts long enough for another ldp process to start and look while it
+	// lasts: with 2 s, a loaded machine took longer than that to start the second ticker, which
+	// then found the lease expired and took the window over.
+	const ttl = 20 * time.Second
+	a := l.cmd([]string{"LDP_FAULT=staged:stop"}, "schedule", "tick", "specs", "--leases", "--lease-ttl", ttl.String(), "--now", leaseNow)
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -259,11 +266,13 @@ func TestLeaseOutlivesADeadHolder(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The lease was taken or last renewed before the holder stopped.
+	expired := time.Now().Add(ttl + 500*time.Millisecond)
 	code, out, errs := l.run(t, nil, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow, "--json")
 	if code != 0 || !strings.Contains(out, `"leased": 1`) || strings.Contains(out, `"attempt"`) {
 		t.Fatalf("while the lease lasts, the window must be left alone: %d %s %s", code, out, errs)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(time.Until(expired))
 	code, out, errs = l.run(t, nil, "schedule", "tick", "specs", "--leases", "--lease-ttl", "2s", "--now", leaseNow, "--json")
 	if code != 0 {
 		t.Fatalf("take-over tick: %d %s %s", code, out, errs)
@@ -293,6 +302,7 @@ func writeRecentDrops(t *testing.T, l *lakeDir) {
 // TestTwoWatchersDivideWindowsByLease: two ldp watch processes with --leases on one folder
 // publish every due window once, each window run by one of them.
 func TestTwoWatchersDivideWindowsByLease(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 4)
 	writeRecentDrops(t, l)
@@ -332,6 +342,7 @@ func TestTwoWatchersDivideWindowsByLease(t *testing.T) {
 // after staging, holding the window's lease; another watcher leaves the window alone until the
 // lease expires, then finishes it as attempt 2 of the same run, and the key is on main once.
 func TestWatcherTakesOverAKilledWatcher(t *testing.T) {
+	t.Parallel()
 	uri := startPostgres(t)
 	l := leasedFolder(t, uri, 1)
 	writeRecentDrops(t, l)

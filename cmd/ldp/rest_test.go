@@ -16,8 +16,8 @@ import (
 
 // The REST tier: `make test-rest` runs these against SeaweedFS's `weed mini`, an Iceberg REST
 // catalog with its own S3 storage, on 127.0.0.1. Building weed takes about nine minutes, so it
-// is not part of `make test`: hack/seaweedfs/build.sh builds it once into ~/.cache/ldp-tools,
-// and .ci/run runs the tier when that binary is there.
+// is not part of `make test`: hack/seaweedfs/build.sh builds it once into ~/.cache/ldp-tools
+// (make test-rest runs it when the binary is missing), and .ci/run runs the tier every time.
 
 // findWeed finds the weed binary: LDP_WEED, where hack/seaweedfs/build.sh puts it, or the PATH.
 func findWeed() string {

@@ -17,6 +17,7 @@ import (
 // writes: not in output, errors, or the ledger's events, even when the server echoes it back
 // in an error.
 func TestRESTTokenNeverPrinted(t *testing.T) {
+	t.Parallel()
 	const token = "tok-7f3a9c1e5b2d48c6"
 	var mu sync.Mutex
 	var seen []string

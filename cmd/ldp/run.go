@@ -140,6 +140,12 @@ func printRunResult(w io.Writer, r *controllers.PipelineResult) {
 	if r.RowsKept != r.RowsRead {
 		fmt.Fprintf(w, "  rows kept     %d (in the window)\n", r.RowsKept)
 	}
+	if r.RowsOutside > 0 {
+		fmt.Fprintf(w, "  outside       %d (rows of other windows, left for them)\n", r.RowsOutside)
+	}
+	if r.RowsNoWindow > 0 {
+		fmt.Fprintf(w, "  no window     %d (rows with no window value)\n", r.RowsNoWindow)
+	}
 	fmt.Fprintf(w, "  rows written  %d\n", r.RowsWritten)
 	if r.Quality != nil {
 		p, f := r.Quality.Counts()

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ldp-dev/ldp/internal/shell"
 )
 
 // installOptions are the flags and arguments of the command newInstallCmd builds.
@@ -80,19 +82,17 @@ func ldpExecutable(flag string) (string, error) {
 	return exe, nil
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 func recipe(kind, bin, dir string) string {
 	sum := sha256.Sum256([]byte(dir))
 	label := "dev.ldp.schedule." + hex.EncodeToString(sum[:4])
-	tick := fmt.Sprintf("mkdir -p %s && %s schedule tick %s", shellQuote(dir+"/.ldp"), shellQuote(bin), shellQuote(dir))
+	tick := fmt.Sprintf("mkdir -p %s && %s schedule tick %s", shell.Quote(dir+"/.ldp"), shell.Quote(bin), shell.Quote(dir))
 	switch kind {
 	case "cron":
 		return fmt.Sprintf(`# ldp: run the scheduled specs under %s every 5 minutes (Linux).
 # Install with: ldp schedule install --print cron %s | crontab -   (this replaces your crontab;
 # to keep it, add this line to the output of crontab -l instead).
 */5 * * * * %s >> %s 2>&1
-`, dir, shellQuote(dir), tick, shellQuote(dir+"/.ldp/schedule.log"))
+`, dir, shell.Quote(dir), tick, shell.Quote(dir+"/.ldp/schedule.log"))
 	case "launchd":
 		return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
 <!-- ldp: run the scheduled specs under %s every 300 seconds and at load (macOS).
@@ -134,7 +134,7 @@ Persistent=true
 
 [Install]
 WantedBy=timers.target
-`, dir, label, label, dir, shellQuote(tick+" >> "+shellQuote(dir+"/.ldp/schedule.log")+" 2>&1"), label, dir)
+`, dir, label, label, dir, shell.Quote(tick+" >> "+shell.Quote(dir+"/.ldp/schedule.log")+" 2>&1"), label, dir)
 	}
 }
 

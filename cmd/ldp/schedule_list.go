@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/shell"
 )
 
 // listOptions are the flags and arguments of the command newListCmd builds.
@@ -161,7 +162,7 @@ func listOne(cmd *cobra.Command, sc controllers.Scheduled, t time.Time, maxWindo
 		e.Fill = []string{controllers.BackfillCommand(e.File, missed[0].Start, missed[len(missed)-1].End)}
 	default:
 		for _, m := range missed {
-			e.Fill = append(e.Fill, fmt.Sprintf("ldp workflow run %s --window %s/%s", e.File, m.Start, m.End))
+			e.Fill = append(e.Fill, shell.Command("ldp", "workflow", "run", e.File, "--window", m.Start+"/"+m.End))
 		}
 	}
 	return e

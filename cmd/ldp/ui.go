@@ -27,7 +27,7 @@ func (o *uiOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	fmt.Fprintf(s.Err, "ldp ui: http://%s/ (read-only; Ctrl-C stops it)\n", ln.Addr())
-	srv := &web.Server{Paths: o.paths, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Now: now}
+	srv := &web.Server{Paths: o.paths, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Now: now, Hosts: web.NamesOf(o.addr)}
 	return web.Serve(ctx, ln, srv.Handler())
 }
 

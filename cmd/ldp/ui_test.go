@@ -129,6 +129,7 @@ func retryFolder(t *testing.T) string {
 // ledger and the keys; the ETag makes an unchanged poll a 304; /metrics parses and counts the
 // folder's windows by state.
 func TestStatusAPIAndMetrics(t *testing.T) {
+	t.Parallel()
 	dir := statusFolder(t)
 	retry := retryFolder(t)
 	base := serveUI(t, dir, retry)
@@ -280,6 +281,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // TestStatusPageInABrowser loads the page ldp ui serves in headless Chromium, reads the grid
 // from the DOM, opens the blocked cell, filters by state, and saves a screenshot.
 func TestStatusPageInABrowser(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	dir := statusFolder(t)
 	base := serveUI(t, dir)
@@ -323,6 +325,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 // the daily workflow's published days, the third marked as held back before its fix, the
 // tries of that day with the failing check, and the backfill of the missed days to run next.
 func TestDemoStatusPage(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	dir := filepath.Join(t.TempDir(), "ldp-demo")
 	var out bytes.Buffer
@@ -401,4 +404,54 @@ func TestDemoStatusPage(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "demo.png")
+}
+
+// TestCellShowsDroppedRows (issue 33): the page's cell detail says what the window filter left
+// out: a window held back by a row with no window value names the null_rows check and the
+// count; a published window says how many rows were left for other windows.
+func TestCellShowsDroppedRows(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "drops"), 0o755)
+	os.WriteFile(filepath.Join(dir, "orders.json"), []byte(`{"identifier": "orders", "metadata": {"schedule": "5 2 * * *",
+	  "window": {"size": "day", "column": "ordered_at"},
+	  "source": {"format": "CSV", "path": "drops/orders_{window_start:%Y-%m-%d}.csv"},
+	  "target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop"}}}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "drops", "orders_2026-08-01.csv"), []byte("order_id,ordered_at\n1,2026-08-01 09:00:00\n2,\n3,\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "drops", "orders_2026-08-02.csv"), []byte("order_id,ordered_at\n4,2026-08-02 09:00:00\n5,2026-08-01 23:59:00\n"), 0o644)
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"backfill", filepath.Join(dir, "orders.json"), "--from", "2026-08-01", "--to", "2026-08-03"}, &streams{Out: &out, Err: &out, Getenv: os.Getenv}); code != 3 {
+		t.Fatalf("backfill exited %d, want 3 (1 August held back):\n%s", code, out.String())
+	}
+	base := serveUI(t, dir)
+	type cell struct {
+		State        string
+		RowsRead     int64 `json:"rows_read"`
+		RowsKept     int64 `json:"rows_kept"`
+		RowsOutside  int64 `json:"rows_outside_window"`
+		RowsNoWindow int64 `json:"rows_no_window_value"`
+		Checks       []struct {
+			Name    string
+			Passed  bool
+			Failing int64 `json:"failing_rows"`
+		}
+	}
+	get := func(start string) cell {
+		resp, err := http.Get(base + "/api/cell?file=" + filepath.Join(dir, "orders.json") + "&start=" + start + "&task=orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var c cell
+		if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+			t.Fatalf("cell %s: %s: %v", start, resp.Status, err)
+		}
+		return c
+	}
+	if c := get("2026-08-01T00:00:00Z"); c.State != "blocked" || c.RowsRead != 3 || c.RowsKept != 1 || c.RowsNoWindow != 2 || c.RowsOutside != 0 ||
+		len(c.Checks) != 1 || c.Checks[0].Name != "null_rows(ordered_at)" || c.Checks[0].Passed || c.Checks[0].Failing != 2 {
+		t.Errorf("the blocked cell: %+v", c)
+	}
+	if c := get("2026-08-02T00:00:00Z"); c.State != "published" || c.RowsRead != 2 || c.RowsKept != 1 || c.RowsOutside != 1 || c.RowsNoWindow != 0 {
+		t.Errorf("the published cell: %+v", c)
+	}
 }

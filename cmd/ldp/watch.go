@@ -46,7 +46,7 @@ func (o *watchOptions) Run(ctx context.Context, s *streams) error {
 		if err != nil {
 			return err
 		}
-		srv := &web.Server{Paths: []string{o.args[0]}, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Metrics: w.Metrics, Now: now}
+		srv := &web.Server{Paths: []string{o.args[0]}, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Metrics: w.Metrics, Now: now, Hosts: web.NamesOf(o.httpAddr)}
 		w.Log.Info("serving the status page", "url", "http://"+ln.Addr().String()+"/")
 		go web.Serve(ctx, ln, srv.Handler())
 	}
@@ -58,8 +58,9 @@ func newWatchCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch DIR",
 		Short: "Keep a folder of specs running: reconcile on every change and every minute",
-		Long: `Watch DIR and every subfolder; on each change to a spec file (debounced; editors that
-write a temporary file and rename it work) and every --resync, run what is due and not done,
+		Long: `Watch DIR and every subfolder that can hold specs (not hidden folders, nor a warehouse's,
+which would spend an inotify watch per table, partition and write); on each change to a spec
+file (debounced; editors that write a temporary file and rename it work) and every --resync, run what is due and not done,
 exactly as ldp schedule tick does and under the same lock, so a tick from cron and a watcher
 never both run.
 

@@ -75,6 +75,7 @@ func portOf(addr string) int {
 }
 
 func TestWatchEndToEnd(t *testing.T) {
+	t.Parallel()
 	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
 	specs := filepath.Join(l.dir, "specs")
 	os.MkdirAll(filepath.Join(specs, "drops"), 0o755)
@@ -172,6 +173,7 @@ func mustRead(t *testing.T, path string) string {
 // SIGTERM arrives, then it resumes: the running task finishes and publishes, nothing new
 // starts, and it exits 0 with the lock released.
 func TestWatchSIGTERMMidTask(t *testing.T) {
+	t.Parallel()
 	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
 	specs := filepath.Join(l.dir, "specs")
 	os.MkdirAll(filepath.Join(specs, "drops"), 0o755)
@@ -214,6 +216,7 @@ func TestWatchSIGTERMMidTask(t *testing.T) {
 // TestWatchSaysWhatItPassesOverAndWhyWindowsFail: a spec over 1 MB in the watched folder is
 // said to be passed over (once), not ignored without a word, and a window that fails says why.
 func TestWatchSaysWhatItPassesOverAndWhyWindowsFail(t *testing.T) {
+	t.Parallel()
 	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
 	specs := filepath.Join(l.dir, "specs")
 	os.MkdirAll(specs, 0o755)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -313,6 +314,29 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// Public is DuckDB's message without the row values it may quote (a CSV row's "Original
+// Line", the string a cast could not convert, the value after ValueFollows): what an event
+// may carry (ldperr.Publicer). The statement DuckDB quotes after it (LINE 1: ...) goes too.
+func (e *Error) Public() string {
+	msg := duckQuery.ReplaceAllString(e.Err.Error(), "")
+	msg = duckRowLine.ReplaceAllString(msg, "")
+	msg = duckConvert.ReplaceAllString(msg, "${1}"+valueMask)
+	return duckValue.ReplaceAllString(msg, "${1}"+valueMask)
+}
+
+// ValueFollows ends the message of an error() a query raises about a row's value, the value
+// after it: Public masks what follows it.
+const ValueFollows = "; the value: "
+
+const valueMask = "(a value)"
+
+var (
+	duckQuery   = regexp.MustCompile(`(?s)\s*\nLINE \d+:.*$`)
+	duckRowLine = regexp.MustCompile(`(?m)^[ \t]*Original Line:.*(\n|$)`)
+	duckConvert = regexp.MustCompile(`(?i)(convert string )("(?:[^"]|"")*"|'(?:[^']|'')*')`)
+	duckValue   = regexp.MustCompile(`(` + regexp.QuoteMeta(ValueFollows) + `).*`)
+)
 
 // Ident quotes an identifier.
 func Ident(name string) string {

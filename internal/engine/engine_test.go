@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,5 +179,36 @@ func TestRememberedUntilAStatement(t *testing.T) {
 	}
 	if cols, _ := d.Columns(ctx, "r"); len(cols) != 1 || cols[0].Name != "c" {
 		t.Errorf("columns after a user's statement: %v, want c", cols)
+	}
+}
+
+// TestPublicMasksValues: DuckDB's conversion errors quote the value; their public message
+// (what events carry) does not.
+func TestPublicMasksValues(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "people.csv")
+	os.WriteFile(csv, []byte("id,ssn\n1,123456789\n2,123-45-6789\n"), 0o644)
+	for _, q := range []string{
+		"SELECT CAST('123-45-6789' AS BIGINT)",
+		"SELECT * FROM read_csv(" + Lit(csv) + ", columns = {'id': 'BIGINT', 'ssn': 'BIGINT'})",
+		"SELECT error('column \"ssn\" is not an integer" + ValueFollows + "' || '123-45-6789')",
+	} {
+		err := db.Exec(ctx, q)
+		var ee *Error
+		if !errors.As(err, &ee) {
+			t.Fatalf("%s: %v, want an engine error", q, err)
+		}
+		if !strings.Contains(ee.Error(), "123-45-6789") {
+			t.Fatalf("%s: DuckDB's message %q does not quote the value: the test tests nothing", q, ee.Error())
+		}
+		if pub := ee.Public(); strings.Contains(pub, "123-45-6789") || pub == "" {
+			t.Errorf("%s: Public() = %q", q, pub)
+		}
 	}
 }

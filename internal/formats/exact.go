@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/window"
 )
 
 // sniffRows is how many rows DuckDB's CSV sniffer reads to pick the types.
@@ -26,7 +27,7 @@ const sniffRows = 20480
 //   - a column that holds timestamps with an offset and timestamps without one is sniffed as
 //     TIMESTAMP WITH TIME ZONE and the values without one are read as UTC: the contract says a
 //     value without a zone is local time in the window's zone, so each value is read by its
-//     own kind.
+//     own kind (one without a zone by window.Instant's rule across clock changes).
 //
 // cols are the columns of Source's expression; loc is the window's zone. A file whose types
 // need none of this is read exactly as Source reads it, at no extra cost.
@@ -60,14 +61,13 @@ func Read(ctx context.Context, db *engine.DB, format, path string, opts *v1.Read
 	for _, name := range ints {
 		c := engine.Ident(name)
 		types = append(types, engine.Lit(name)+": 'VARCHAR'")
-		msg := fmt.Sprintf("column %q holds integers too large for BIGINT, so it is read as DECIMAL(38,0), and this value of it is not an integer: ", name)
+		msg := fmt.Sprintf("column %q holds integers too large for BIGINT, so it is read as DECIMAL(38,0), and this value of it is not an integer"+engine.ValueFollows, name)
 		repl = append(repl, fmt.Sprintf("CASE WHEN %[1]s IS NULL THEN NULL WHEN regexp_full_match(trim(%[1]s), '[+-]?[0-9]+') THEN CAST(trim(%[1]s) AS DECIMAL(38,0)) ELSE error(%[2]s || %[1]s) END AS %[1]s", c, engine.Lit(msg)))
 	}
-	zone := engine.Lit(loc.String())
 	for _, name := range zoned {
 		c := engine.Ident(name)
 		types = append(types, engine.Lit(name)+": 'VARCHAR'")
-		repl = append(repl, fmt.Sprintf("CASE WHEN %[1]s IS NULL THEN NULL WHEN regexp_matches(trim(%[1]s), '%[2]s') THEN CAST(trim(%[1]s) AS TIMESTAMPTZ) ELSE timezone(%[3]s, CAST(trim(%[1]s) AS TIMESTAMP)) END AS %[1]s", c, offsetPattern, zone))
+		repl = append(repl, fmt.Sprintf("CASE WHEN %[1]s IS NULL THEN NULL WHEN regexp_matches(trim(%[1]s), '%[2]s') THEN CAST(trim(%[1]s) AS TIMESTAMPTZ) ELSE %[3]s END AS %[1]s", c, offsetPattern, window.InstantSQL("CAST(trim("+c+") AS TIMESTAMP)", loc)))
 	}
 	if len(repl) == 0 {
 		return expr, nil

@@ -82,7 +82,9 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 	// WAL lets readers run beside a writer; busy_timeout makes concurrent writers wait for each
 	// other instead of failing; immediate transactions take the write lock up front, so two
 	// writers never deadlock upgrading a read lock.
-	dsn := "file:" + dbPath + fmt.Sprintf("?_pragma=busy_timeout(%d)", busyTimeout().Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	// SQLite reads the name as a URI too: '#', '?' and '%' in the path are escaped by
+	// fileLocation, or it opens a database at the path cut short.
+	dsn := fileLocation(dbPath) + fmt.Sprintf("?_pragma=busy_timeout(%d)", busyTimeout().Milliseconds()) + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	// Several processes opening a new catalog at once: switching the file to WAL and creating
 	// the catalog's tables can fail with SQLITE_BUSY at once, without the busy handler (seen
 	// with six processes).
@@ -117,7 +119,7 @@ func OpenReadOnly(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog,
 	base := Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": warehouseLocation(wh), "init_catalog_tables": "false"}}
 	var cat *Catalog
 	for _, mode := range []string{"mode=ro", "mode=ro&immutable=1"} {
-		dsn := "file:" + dbPath + "?" + mode + fmt.Sprintf("&_pragma=busy_timeout(%d)", busyTimeout().Milliseconds())
+		dsn := fileLocation(dbPath) + "?" + mode + fmt.Sprintf("&_pragma=busy_timeout(%d)", busyTimeout().Milliseconds())
 		if cat, err = openSQL(ctx, base, sqlOpener("sqlite", dsn), sqlcat.SQLite, func(error) bool { return false }); err == nil {
 			if _, err = cat.metadataLocation(ctx, Ref{}); err == nil || errors.Is(err, sql.ErrNoRows) {
 				cat.cat = busyCatalog{Catalog: cat.cat, path: dbPath}
@@ -160,7 +162,7 @@ func warehouseLocation(wh string) string {
 	if IsRemote(wh) {
 		return wh
 	}
-	return "file://" + wh
+	return fileLocation(wh)
 }
 
 // openSQL opens iceberg-go's SQL catalog in the database open opens, for base's identifier
@@ -393,6 +395,3 @@ func (c *Catalog) ensureNamespace(ctx context.Context, ns string) error {
 	}
 	return fmt.Errorf("create namespace %s: %w", ns, err)
 }
-
-// localPath turns a file:// location into a path on this machine.
-func localPath(loc string) string { return strings.TrimPrefix(loc, "file://") }

@@ -159,21 +159,16 @@ func (g *Group) flush(batch []*groupItem) {
 // replace, so each needs main as the batch before it left it; a retry may need to fence older
 // attempts; a new column changes the schema the files are written in.
 func groupable(o PublishOptions, mode string, tbl *table.Table, bs *iceberg.Schema) bool {
-	if o.Group == nil || mode != Append || o.Attempt != 1 || o.ReplaceWhere != "" || needsArrowWriter(tbl.Schema(), tbl.Spec()) {
+	if o.Group == nil || mode != Append || o.Attempt != 1 || o.ReplaceWhere != nil || needsArrowWriter(tbl.Schema(), tbl.Spec()) {
 		return false
 	}
-	for _, f := range bs.Fields() {
-		if _, ok := tbl.Schema().FindFieldByName(f.Name); !ok {
-			return false
-		}
-	}
-	return true
+	return len(schemaChanges(tbl.Schema(), bs)) == 0
 }
 
 // publishGrouped writes the batch's files now and waits for the group to publish them.
 func (c *Catalog) publishGrouped(ctx context.Context, db *engine.DB, relation string, ref Ref, b *batch, o PublishOptions, res *PublishResult) (*PublishResult, error) {
 	props := snapshotProps(o)
-	w := &writer{db: db, relation: relation, mode: Append, props: props, tmp: b.tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions}
+	w := &writer{db: db, relation: relation, mode: Append, props: props, tmp: b.tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, loc: o.Location}
 	files, err := w.writeBatch(ctx, b.table)
 	if err != nil {
 		w.removeFiles()

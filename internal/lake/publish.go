@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,9 +49,13 @@ type PublishOptions struct {
 	Key     string
 	RunID   string
 	Attempt int
-	// ReplaceWhere is a DuckDB predicate over a table row that selects the rows an overwrite
-	// replaces (the window's rows); "" replaces the whole table.
-	ReplaceWhere string
+	// ReplaceColumn and ReplaceWhere select the rows an overwrite replaces (the window's):
+	// ReplaceWhere is given the DuckDB type of the table's column ReplaceColumn, as the write
+	// sees the table, and returns a DuckDB predicate over a table row. The predicate is written
+	// for the table's values, whatever type the batch's column has (a drop without offsets into
+	// a column with a zone). Nil replaces the whole table.
+	ReplaceColumn string
+	ReplaceWhere  func(colType string) (string, error)
 	// MaxTries and Deadline bound the re-stage loop when main moves under the publish.
 	MaxTries int
 	Deadline time.Duration
@@ -137,6 +143,8 @@ func FindKey(tbl *table.Table, key string, now time.Time) (*table.Snapshot, erro
 // snapshots, so keeping a few costs a few bytes a key, not a copy of the history.
 type mainKeys struct {
 	keys map[string]int64
+	// specHashes are the distinct spec hashes of the keyed snapshots, sorted.
+	specHashes []string
 	// broken is set when the oldest snapshot reached names a parent that is not there;
 	// lastMs is that snapshot's time and missing the parent's id.
 	broken  bool
@@ -156,6 +164,7 @@ func keyIndex(tbl *table.Table) *mainKeys {
 	}
 	a := &mainKeys{keys: map[string]int64{}}
 	chain, missing := walkMain(tbl)
+	hashes := map[string]bool{}
 	for _, s := range chain {
 		if s.Summary == nil {
 			continue
@@ -164,14 +173,22 @@ func keyIndex(tbl *table.Table) *mainKeys {
 			if _, seen := a.keys[k]; !seen {
 				a.keys[k] = s.SnapshotID
 			}
+			if h := s.Summary.Properties[SpecHashProp]; h != "" {
+				hashes[h] = true
+			}
 		}
 	}
+	a.specHashes = slices.Sorted(maps.Keys(hashes))
 	if missing != nil {
 		a.broken, a.lastMs, a.missing = true, chain[len(chain)-1].TimestampMs, *missing
 	}
 	keyIndexes.put(loc, a)
 	return a
 }
+
+// SpecHashes are the distinct spec hashes of the keyed snapshots on main, from the same walk
+// as FindKey's: a window's replace keys are made from them (v1.WindowKeys).
+func SpecHashes(tbl *table.Table) []string { return keyIndex(tbl).specHashes }
 
 // Ancestry is main's snapshots from its head back, newest first, as far as they exist.
 func Ancestry(tbl *table.Table) []*table.Snapshot {
@@ -248,7 +265,7 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		return nil, err
 	}
 	props := snapshotProps(o)
-	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceWhere: o.ReplaceWhere, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, empty: b.rows == 0}
+	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: props, tmp: tmp, replaceColumn: o.ReplaceColumn, replaceWhere: o.ReplaceWhere, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, empty: b.rows == 0, loc: o.Location}
 	published := false
 	defer func() {
 		if !published {

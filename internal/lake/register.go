@@ -119,13 +119,28 @@ func metadataVersion(loc string) int {
 }
 
 // refuseOrphaned is an *OrphanedTableError when ref is about to be created where a table's
-// metadata already lies.
+// metadata already lies and the catalog does not know it.
+//
+// The caller found no row before it listed the files, and a writer creating the table at the
+// same time may have created it and committed in between: its files then look like a lost
+// table's. So the row is read again after the listing. A writer inserts its row before any
+// commit writes version 1, so a version 1 file listed before that read belongs to a row the
+// read sees, unless the catalog lost it.
 func (c *Catalog) refuseOrphaned(ctx context.Context, ref Ref) error {
 	files, err := c.metadataFiles(ctx, ref)
 	if err != nil {
 		return err
 	}
-	return lostTableAt(files, ref, c.Identifier)
+	lost := lostTableAt(files, ref, c.Identifier)
+	if lost == nil {
+		return nil
+	}
+	if loc, err := c.metadataLocation(ctx, ref); err == nil && loc != "" {
+		return nil // created meanwhile: the create fails as a duplicate and uses that table
+	} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return lost
 }
 
 // displayLocation is a location as a person reads it: a local file as a path.
@@ -158,7 +173,7 @@ func (c *Catalog) Register(ctx context.Context, ref Ref, metadata string) (strin
 			if err != nil {
 				return "", err
 			}
-			loc = "file://" + abs
+			loc = fileLocation(abs)
 		}
 		if _, err := readMetadata(ctx, c, ref, loc); err != nil {
 			return "", err
@@ -293,16 +308,19 @@ func LostTable(vc *v1.Catalog, baseDir string, ref Ref, cat *Catalog) error {
 	if vc == nil || vc.Type == "rest" || IsRemote(vc.WarehousePath) {
 		return nil
 	}
-	if cat != nil {
-		if _, err := cat.Load(context.Background(), ref); err == nil {
-			return nil
-		}
-	}
 	files, err := localMetadataFiles(filepath.Join(WarehouseDir(vc, baseDir), ref.Namespace+".db", ref.Name, "metadata"))
 	if err != nil {
 		return nil
 	}
-	return lostTableAt(files, ref, vc.Identifier)
+	lost := lostTableAt(files, ref, vc.Identifier)
+	// The catalog is asked after the folder is read, as refuseOrphaned does: a table created
+	// and committed to meanwhile is in the catalog by then.
+	if lost != nil && cat != nil {
+		if _, err := cat.Load(context.Background(), ref); err == nil {
+			return nil
+		}
+	}
+	return lost
 }
 
 // readable reports whether the bytes of the file at loc can be read from the table's storage,

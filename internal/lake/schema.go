@@ -99,27 +99,14 @@ func partitionSpec(sc *iceberg.Schema, fields []v1.PartitionField) (iceberg.Part
 		if !tr.CanTransform(src.Type) {
 			return iceberg.PartitionSpec{}, ldperr.Configf("", "partition_by[%d]: transform %s cannot apply to column %q of type %s", i, f.Transform, f.Column, src.Type)
 		}
-		name := f.Name
-		if name == "" {
-			name = defaultPartitionName(f)
+		// Refused before the table is created: a table with such a field is never writable.
+		name := f.FieldName()
+		if !v1.ValidPartitionName(name) {
+			return iceberg.PartitionSpec{}, ldperr.Configf("", "partition_by[%d]: %s", i, v1.PartitionNameHint(f))
 		}
 		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: 1000 + i, Name: name, Transform: tr})
 	}
 	return iceberg.NewPartitionSpec(pfs...), nil
-}
-
-func defaultPartitionName(f v1.PartitionField) string {
-	t := strings.ToLower(f.Transform)
-	if t == "identity" {
-		return f.Column
-	}
-	if m := transformArg.FindStringSubmatch(t); m != nil {
-		if m[1] == "truncate" {
-			return f.Column + "_trunc"
-		}
-		return f.Column + "_bucket"
-	}
-	return f.Column + "_" + t
 }
 
 func fieldNames(sc *iceberg.Schema) []string {
@@ -256,10 +243,10 @@ func PartitionExprs(cols []engine.Column, pby []v1.PartitionField) (exprs []stri
 	return exprs, true
 }
 
-// ColumnType is the DuckDB type of the table's column name ("" when there is none), for the
-// predicates written over the table's rows.
+// ColumnType is the DuckDB type of the table's column name, whatever its case ("" when there
+// is none), for the predicates written over the table's rows.
 func ColumnType(tbl *table.Table, name string) string {
-	f, ok := tbl.Schema().FindFieldByName(name)
+	f, ok := fieldFor(tbl.Schema(), name)
 	if !ok {
 		return ""
 	}

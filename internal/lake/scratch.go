@@ -158,3 +158,19 @@ func OldestLiveRun(warehouse string) time.Time {
 	}
 	return oldest
 }
+
+// IsWarehouseDir reports whether dir is a local warehouse ldp has used: it holds a local
+// catalog's database or its writes' scratch area. (A spec folder has a .ldp folder too, for
+// its ledger and locks, but neither of these.)
+func IsWarehouseDir(dir string) bool {
+	if fi, err := os.Stat(scratchRoot(dir)); err == nil && fi.IsDir() {
+		return true
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), "_catalog.db") {
+			return true
+		}
+	}
+	return false
+}

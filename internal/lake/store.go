@@ -67,7 +67,29 @@ func locationOf(path string) string {
 			return scheme + "://" + rest
 		}
 	}
-	return "file://" + path
+	return fileLocation(path)
+}
+
+// fileLocation is the file:// location of the local path p, escaped exactly once: iceberg-go
+// reads every location as a URL, so a bare '#' ends the path, '%41' reads as 'A' and a
+// space comes back as "%20" (a folder "my specs #2" lost its tables to "my specs " and
+// "my%20specs"). localPath is the way back; no other code builds or takes apart a file://.
+func fileLocation(p string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}
+
+// localPath is the path on this machine of a file:// location, unescaped exactly once; a
+// path that is no location is itself. A location that does not parse as a URL was written
+// bare, before fileLocation, and is its path as written.
+func localPath(loc string) string {
+	if !strings.HasPrefix(loc, "file:") {
+		return loc
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return strings.TrimPrefix(loc, "file://")
+	}
+	return filepath.FromSlash(u.Path)
 }
 
 // mirrorKeep is how long a mirrored file stays after it was written or downloaded; pruneEvery

@@ -13,12 +13,24 @@ func TestMirrorPathsRoundTrip(t *testing.T) {
 		{"s3://lake/wh/shop.db/orders/data/x/part-0.parquet", "/cache/objects/s3/lake/wh/shop.db/orders/data/x/part-0.parquet"},
 		{"s3a://lake/a=1/b.parquet", "/cache/objects/s3a/lake/a=1/b.parquet"},
 		{"file:///srv/wh/shop.db/orders/data/p.parquet", "/srv/wh/shop.db/orders/data/p.parquet"},
+		// A local path is escaped once on the way to a location and unescaped once back.
+		{"file:///srv/my%20specs%20%232%20%2541%20jos%C3%A9/wh/p.parquet", "/srv/my specs #2 %41 josé/wh/p.parquet"},
+		// An object's key is the store's business: it stays as written.
+		{"s3://lake/my specs #2 %41/p.parquet", "/cache/objects/s3/lake/my specs #2 %41/p.parquet"},
 	} {
 		if got := mirrorPath(tc.loc); got != tc.path {
 			t.Errorf("mirrorPath(%q) = %q, want %q", tc.loc, got, tc.path)
 		}
 		if got := locationOf(tc.path); got != tc.loc {
 			t.Errorf("locationOf(%q) = %q, want %q", tc.path, got, tc.loc)
+		}
+	}
+	for wh, want := range map[string]string{
+		"/srv/my specs #2":      "file:///srv/my%20specs%20%232",
+		"s3://lake/my specs #2": "s3://lake/my specs #2",
+	} {
+		if got := warehouseLocation(wh); got != want {
+			t.Errorf("warehouseLocation(%q) = %q, want %q", wh, got, want)
 		}
 	}
 	for p, want := range map[string]bool{"s3://b/k": true, "s3a://b/k": true, "file:///x": false, "/x": false, "https://h/x": false} {

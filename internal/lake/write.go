@@ -59,6 +59,9 @@ type WriteOptions struct {
 	Notify func(string)
 	// Owner is what the lock file says of this write while it holds the lock.
 	Owner Owner
+	// Location is the zone a timestamp without one is read in when it goes into a column with
+	// one (and the reverse): the window's. Nil is UTC.
+	Location *time.Location
 	// AllowEmpty lets a keyed publish of an empty batch commit a snapshot with no rows under
 	// its key (an overwrite with ReplaceWhere removes the window's rows). The table must exist:
 	// an empty batch has no types to create it with.
@@ -91,7 +94,7 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 	defer b.release()
 	mode, rows, tmp, bs, tbl := b.mode, b.rows, b.tmp, b.schema, b.table
 	res := &WriteResult{Table: ref.String(), Mode: mode, RowsWritten: rows, RowsBefore: totalRecords(tbl.CurrentSnapshot())}
-	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions}
+	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, loc: o.Location}
 	// A writer on another machine (a shared catalog takes no local lock) may commit between
 	// the load and the commit: the batch is staged again on the new head, reusing its files.
 	retry := PublishOptions{}
@@ -149,6 +152,9 @@ type batch struct {
 	schema  *iceberg.Schema
 	table   *table.Table
 	release func()
+	// created is set when this write created the table: release drops it again if nothing
+	// ever landed in it.
+	created bool
 }
 
 // prepare does what every write of a batch does first. The caller must call release.
@@ -186,6 +192,9 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 		return nil, err
 	}
 	b.release = func() {
+		if b.created {
+			c.dropUnwritten(context.WithoutCancel(ctx), ref)
+		}
 		os.RemoveAll(b.tmp)
 		lock.Release()
 	}
@@ -197,11 +206,13 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 			err = fmt.Errorf("%w: the window kept no rows and table %s does not exist yet, so there are no column types to create it with; publish a window with rows first", ErrNoData, ref)
 		}
 	} else if b.schema, err = batchSchema(ctx, db, relation, b.tmp); err == nil {
-		b.table, err = c.loadOrCreate(ctx, ref, b.schema, o.PartitionBy)
+		if b.table, b.created, err = c.loadOrCreate(ctx, ref, b.schema, o.PartitionBy); err == nil {
+			err = checkFit(ctx, db, relation, b.table, ref)
+		}
 	}
 	if err == nil {
 		for _, k := range o.JoinCols {
-			if _, ok := b.schema.FindFieldByName(k); !ok {
+			if _, ok := fieldFor(b.schema, k); !ok {
 				err = ldperr.Configf("", "join column %q is not in the data", k)
 			}
 		}
@@ -289,47 +300,132 @@ func (c *Catalog) scratch() (string, error) {
 	return newScratch(c.Warehouse)
 }
 
-func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema, pby []v1.PartitionField) (*table.Table, error) {
+func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema, pby []v1.PartitionField) (*table.Table, bool, error) {
 	tbl, err := c.Load(ctx, ref)
 	var nf *NotFoundError
 	if !errors.As(err, &nf) {
-		return tbl, err
+		return tbl, false, err
 	}
 	spec, err := partitionSpec(bs, pby)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := c.refuseOrphaned(ctx, ref); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := c.ensureNamespace(ctx, ref.Namespace); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	tbl, err = c.cat.CreateTable(ctx, ref.ident(), bs, catalog.WithPartitionSpec(&spec), catalog.WithProperties(TableProperties))
 	if err != nil {
 		// Another writer created it first (the typed error, or the database's unique
 		// constraint when both inserted at once): use theirs.
 		if existing, lerr := c.Load(ctx, ref); lerr == nil {
-			return existing, nil
+			return existing, false, nil
 		}
-		return nil, storageHint(fmt.Errorf("create table %s: %w", ref, err))
+		return nil, false, storageHint(fmt.Errorf("create table %s: %w", ref, err))
 	}
-	return tbl, nil
+	return tbl, true, nil
 }
 
-// evolve adds the batch's new columns to the table's schema in the write's transaction, and
-// keeps the name mapping (how files without field ids are read) in step with it.
-func evolve(tx *table.Transaction, current, batch *iceberg.Schema) error {
-	var added bool
-	for _, f := range batch.Fields() {
-		if _, ok := current.FindFieldByName(f.Name); !ok {
-			added = true
+// dropUnwritten drops the table ref, which this write created, when no snapshot of it holds
+// a row and no ref but main points into it: its first write failed. Left behind, the table
+// kept what the failed write created it with, and every later run loaded it as it was. The catalog row goes only while it still
+// points at the version read here, so a table another writer has committed to meanwhile
+// stays; then the files of that version go, so the next write creates the table afresh (a
+// metadata file of version 1 or later would say the catalog lost a table). A REST catalog's
+// tables are its server's: they stay.
+func (c *Catalog) dropUnwritten(ctx context.Context, ref Ref) {
+	if c.db == nil {
+		return
+	}
+	tbl, err := c.Load(ctx, ref)
+	if err != nil {
+		return
+	}
+	md := tbl.Metadata()
+	for _, s := range md.Snapshots() {
+		if totalRecords(&s) > 0 {
+			return
 		}
 	}
-	if !added {
+	// A ref beside main is a fence tag or a staging branch: the table carries an attempt's
+	// fence (which the drop would lift) or another writer's work.
+	for name := range md.Refs() {
+		if name != table.MainBranch {
+			return
+		}
+	}
+	q := `DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?`
+	if c.postgres {
+		q = dollarPlaceholders(q)
+	}
+	res, err := c.db.ExecContext(ctx, q, c.Identifier, ref.Namespace, ref.Name, tbl.MetadataLocation())
+	if err != nil {
+		return
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	files := []string{tbl.MetadataLocation()}
+	for e := range md.PreviousFiles() {
+		files = append(files, e.MetadataFile)
+	}
+	for _, s := range md.Snapshots() {
+		if manifests, err := s.Manifests(fsys); err == nil {
+			for _, m := range manifests {
+				files = append(files, m.FilePath())
+			}
+		}
+		if s.ManifestList != "" {
+			files = append(files, s.ManifestList)
+		}
+	}
+	for _, f := range files {
+		fsys.Remove(f)
+	}
+	if !IsRemote(tbl.Location()) {
+		// The folders, if this write left them empty.
+		dir := localPath(tbl.Location())
+		for _, d := range []string{filepath.Join(dir, "metadata"), filepath.Join(dir, "data"), dir} {
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				os.Remove(d)
+			}
+		}
+	}
+}
+
+// schemaChanges are the batch's fields the table's schema must take: its new columns (a name
+// that differs from a column's only in case is that column), and the columns whose type Iceberg
+// promotes to the batch's (spelled as the table spells them).
+func schemaChanges(current, batch *iceberg.Schema) []iceberg.NestedField {
+	var out []iceberg.NestedField
+	for _, f := range batch.Fields() {
+		cur, ok := fieldFor(current, f.Name)
+		switch {
+		case !ok:
+			out = append(out, f)
+		case promoted(cur.Type, f.Type):
+			f.Name = cur.Name
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// evolve adds the batch's new columns to the table's schema in the write's transaction (and
+// promotes the columns Iceberg promotes), and keeps the name mapping (how files without field
+// ids are read) in step with it.
+func evolve(tx *table.Transaction, current, batch *iceberg.Schema) error {
+	changes := schemaChanges(current, batch)
+	if len(changes) == 0 {
 		return nil
 	}
-	if err := tx.UpdateSchema(true, false).UnionByNameWith(batch).Commit(); err != nil {
+	if err := tx.UpdateSchema(true, false).UnionByNameWith(iceberg.NewSchema(0, changes...)).Commit(); err != nil {
 		return ldperr.Configf("", "cannot add the new columns to the table: %v", err)
 	}
 	staged, err := tx.StagedTable()
@@ -351,8 +447,12 @@ type writer struct {
 	joinCols []string
 	props    iceberg.Properties
 	tmp      string
-	// replaceWhere narrows an overwrite to the rows it selects (a window's); "" is the table.
-	replaceWhere string
+	// replaceWhere narrows an overwrite to the rows it selects (a window's), given the type of
+	// the table's column replaceColumn; nil is the whole table.
+	replaceColumn string
+	replaceWhere  func(colType string) (string, error)
+	// loc is WriteOptions.Location.
+	loc *time.Location
 	// added caches the batch's files: a re-stage after main moved reuses them.
 	added []string
 	// rewrites are the survivor files of the current try; a new try removes the last one's.
@@ -406,8 +506,12 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 	case Append:
 		return w.addFiles(ctx, tx, added)
 	case Overwrite:
-		if w.replaceWhere != "" {
-			deleted, rewritten, err := w.rewriteWithout(ctx, tbl, w.replaceWhere)
+		if w.replaceWhere != nil {
+			pred, err := w.replacePredicate(tbl)
+			if err != nil {
+				return err
+			}
+			deleted, rewritten, err := w.rewriteWithout(ctx, tbl, pred)
 			if err != nil {
 				return err
 			}
@@ -425,7 +529,11 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 		}
 		return tx.ReplaceDataFiles(ctx, current, added, w.props)
 	case Upsert:
-		deleted, rewritten, err := w.rewriteWithout(ctx, tbl, w.keyMatch("t"))
+		match, err := w.keyMatch(ctx, tbl, "t")
+		if err != nil {
+			return err
+		}
+		deleted, rewritten, err := w.rewriteWithout(ctx, tbl, match)
 		if err != nil {
 			return err
 		}
@@ -443,8 +551,11 @@ func (w *writer) stageEmpty(ctx context.Context, tx *table.Transaction, tbl *tab
 	var deleted, kept []string
 	var err error
 	switch {
-	case w.mode == Overwrite && w.replaceWhere != "":
-		deleted, kept, err = w.rewriteWithout(ctx, tbl, w.replaceWhere)
+	case w.mode == Overwrite && w.replaceWhere != nil:
+		var pred string
+		if pred, err = w.replacePredicate(tbl); err == nil {
+			deleted, kept, err = w.rewriteWithout(ctx, tbl, pred)
+		}
 	case w.mode == Overwrite:
 		deleted, err = currentFiles(ctx, tbl)
 	}
@@ -464,37 +575,48 @@ func (w *writer) addFiles(ctx context.Context, tx *table.Transaction, files []st
 	return tx.AddFiles(ctx, files, w.props, true)
 }
 
-// keyMatch is a predicate over alias that is true for a row whose join key is in the batch.
-// Keys compare with IS NOT DISTINCT FROM, so a null key replaces a null key.
-func (w *writer) keyMatch(alias string) string {
-	var conds []string
-	for _, k := range w.joinCols {
-		conds = append(conds, fmt.Sprintf("b.%s IS NOT DISTINCT FROM %s.%s", engine.Ident(k), alias, engine.Ident(k)))
-	}
-	return fmt.Sprintf("EXISTS (SELECT 1 FROM %s b WHERE %s)", w.relation, strings.Join(conds, " AND "))
+// replacePredicate is the overwrite's predicate for tbl's column type (the table's, as the
+// write sees it), whatever the batch's column is.
+func (w *writer) replacePredicate(tbl *table.Table) (string, error) {
+	return w.replaceWhere(ColumnType(tbl, w.replaceColumn))
 }
 
-// selectList casts the batch's columns to the table's types, in the table's order; a table
-// column the batch lacks is left out (it reads as null).
-func selectList(ctx context.Context, db *engine.DB, relation string, sc *iceberg.Schema) (string, error) {
+// keyMatch is a predicate over alias (a row of tbl) that is true for a row whose join key is
+// in the batch. The batch's keys compare as they are written into the table's type, and with
+// IS NOT DISTINCT FROM, so a null key replaces a null key.
+func (w *writer) keyMatch(ctx context.Context, tbl *table.Table, alias string) (string, error) {
+	cols, err := w.db.Columns(ctx, w.relation)
+	if err != nil {
+		return "", err
+	}
+	var conds []string
+	for _, k := range w.joinCols {
+		key := "b." + engine.Ident(k)
+		c, okc := columnFor(cols, k)
+		f, okf := fieldFor(tbl.Schema(), k)
+		if okc && okf {
+			key = castTo("b."+engine.Ident(c.Name), c.Type, f.Type, w.loc)
+		}
+		conds = append(conds, fmt.Sprintf("%s IS NOT DISTINCT FROM %s.%s", key, alias, engine.Ident(k)))
+	}
+	return fmt.Sprintf("EXISTS (SELECT 1 FROM %s b WHERE %s)", w.relation, strings.Join(conds, " AND ")), nil
+}
+
+// selectList writes the batch's columns in the table's types (see fit.go), in the table's
+// order and with the table's names; a table column the batch lacks is left out (it reads as
+// null).
+func selectList(ctx context.Context, db *engine.DB, relation string, sc *iceberg.Schema, loc *time.Location) (string, error) {
 	cols, err := db.Columns(ctx, relation)
 	if err != nil {
 		return "", err
 	}
-	have := map[string]bool{}
-	for _, c := range cols {
-		have[c.Name] = true
-	}
 	var parts []string
 	for _, f := range sc.Fields() {
-		if !have[f.Name] {
+		c, ok := columnFor(cols, f.Name)
+		if !ok {
 			continue
 		}
-		if dt := duckType(f.Type); dt != "" {
-			parts = append(parts, fmt.Sprintf("CAST(%s AS %s) AS %s", engine.Ident(f.Name), dt, engine.Ident(f.Name)))
-		} else {
-			parts = append(parts, engine.Ident(f.Name))
-		}
+		parts = append(parts, castTo(engine.Ident(c.Name), c.Type, f.Type, loc)+" AS "+engine.Ident(f.Name))
 	}
 	return strings.Join(parts, ", "), nil
 }
@@ -503,7 +625,7 @@ func selectList(ctx context.Context, db *engine.DB, relation string, sc *iceberg
 // files per partition, and returns their locations.
 func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, error) {
 	sc, spec := tbl.Schema(), tbl.Spec()
-	sel, err := selectList(ctx, w.db, w.relation, sc)
+	sel, err := selectList(ctx, w.db, w.relation, sc, w.loc)
 	if err != nil {
 		return nil, err
 	}
@@ -675,7 +797,7 @@ func needsArrowWriter(sc *iceberg.Schema, spec iceberg.PartitionSpec) bool {
 
 // stageArrow hands the batch to iceberg-go's writer as Arrow, for bucket-partitioned tables.
 func (w *writer) stageArrow(ctx context.Context, tx *table.Transaction, tbl *table.Table) error {
-	sel, err := selectList(ctx, w.db, w.relation, tbl.Schema())
+	sel, err := selectList(ctx, w.db, w.relation, tbl.Schema(), w.loc)
 	if err != nil {
 		return err
 	}

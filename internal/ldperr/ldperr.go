@@ -5,6 +5,7 @@ package ldperr
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Exit codes shared by every command (see docs/cli.md).
@@ -81,3 +82,83 @@ func ExitCode(err error) int {
 	}
 	return ExitFailed
 }
+
+// Publicer is implemented by errors whose message may quote a row's values (a value that does
+// not fit its column, DuckDB's conversion errors): Public is the message without them. The
+// terminal of the user who ran the command shows Error; events, OpenLineage and the status
+// page, which others read, show Public (docs/ledger.md: never a row's values).
+type Publicer interface {
+	error
+	Public() string
+}
+
+// Public is err's message fit for an event: the message of every error in its chain that may
+// quote data is replaced by its public part.
+func Public(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	var walk func(error) bool
+	// walk replaces each Publicer's message in msg; it reports false when one's message is not
+	// in msg as written (a wrapper that rephrased it), and then nothing of msg is safe.
+	walk = func(e error) bool {
+		if p, ok := e.(Publicer); ok {
+			full := p.Error()
+			if !strings.Contains(msg, full) {
+				return false
+			}
+			msg = strings.ReplaceAll(msg, full, p.Public())
+			return true
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			if inner := u.Unwrap(); inner != nil {
+				return walk(inner)
+			}
+		case interface{ Unwrap() []error }:
+			for _, inner := range u.Unwrap() {
+				if !walk(inner) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(err) {
+		var p Publicer
+		errors.As(err, &p)
+		return p.Public()
+	}
+	return msg
+}
+
+// DataError is a row's value that ldp refuses: where it is (file, line, column) and what is
+// wrong with it (the types, the fix) are public; the value is private, for the terminal only.
+type DataError struct {
+	File   string
+	Line   int64 // 0 when the reader does not know it
+	Column string
+	// Msg says what is wrong and what to do, naming no value; it follows `value "X"` in
+	// Error and "a value" in Public: "is not a whole number, and the table's column is long".
+	Msg   string
+	Value string
+}
+
+func (e *DataError) where() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+		}
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "column %q", e.Column)
+	return b.String()
+}
+
+func (e *DataError) Error() string { return fmt.Sprintf("%s: value %q %s", e.where(), e.Value, e.Msg) }
+
+// Public is the error without the value.
+func (e *DataError) Public() string { return e.where() + ": a value " + e.Msg }

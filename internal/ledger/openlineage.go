@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,11 +21,13 @@ import (
 
 // OpenLineage spec and facet schemas this sink writes (spec 2-0-2).
 const (
-	olSchemaURL     = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
-	olFacets        = "https://openlineage.io/spec/facets/"
-	olDefaultPath   = "/api/v1/lineage"
-	olDefaultNS     = "ldp"
-	olDefaultWaitS  = 5.0
+	olSchemaURL    = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+	olFacets       = "https://openlineage.io/spec/facets/"
+	olDefaultPath  = "/api/v1/lineage"
+	olDefaultNS    = "ldp"
+	olDefaultWaitS = 2.0
+	// olQueue bounds the events held for one endpoint: past it they are dropped and counted.
+	olQueue         = 256
 	olLanguage      = "go"
 	olProducerStem  = "https://github.com/ldp-dev/ldp/tree/"
 	olEventStart    = "START"
@@ -33,7 +38,10 @@ const (
 // OpenLineageSink turns a run's events into OpenLineage run events: START when the run starts,
 // COMPLETE (published or skipped) or FAIL (blocked or failed) when it finishes. It writes them
 // to a JSONL file, or POSTs them to an HTTP endpoint. A sink that is down, slow or full warns
-// and never fails the load.
+// and never fails the load, nor slows it: events to an endpoint are queued (boundedly) and
+// POSTed in the background, and Flush waits for them, at most the sink's timeout, when the
+// command ends (issue 33, point 9: a sink that never answered made a 12-window backfill 60
+// times slower).
 type OpenLineageSink struct {
 	// Path is a file to append events to; URL an endpoint to POST them to (one of the two).
 	Path string
@@ -190,7 +198,7 @@ func (s *OpenLineageSink) send(ctx context.Context, e Event, typ, errMsg string)
 	return s.post(ctx, body)
 }
 
-func (s *OpenLineageSink) post(ctx context.Context, body []byte) error {
+func (s *OpenLineageSink) post(_ context.Context, body []byte) error {
 	endpoint, err := EndpointURL(s.URL)
 	if err != nil {
 		return err
@@ -199,29 +207,176 @@ func (s *OpenLineageSink) post(ctx context.Context, body []byte) error {
 	if timeout == 0 {
 		timeout = time.Duration(olDefaultWaitS * float64(time.Second))
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return senderFor(endpoint, s.APIKey, timeout, s.Client).enqueue(body)
+}
+
+// sender POSTs the events of one endpoint in the background, one at a time and in order, for
+// every sink and run of the process that names the endpoint. It warns once per outage: the
+// first failure after a success (or after the last Flush) is handed to the next Emit or to
+// Flush, the later ones are counted.
+type sender struct {
+	endpoint, apiKey string
+	timeout          time.Duration
+	client           *http.Client
+	queue            chan []byte
+
+	mu       sync.Mutex
+	pending  int   // queued or being POSTed
+	failing  bool  // the last POST failed
+	reported bool  // the failure was warned about
+	lastErr  error // the last POST's failure
+	unsent   int   // events dropped since the last Flush: queue full, or POST failed
+	used     bool  // an event was queued since the last Flush
+}
+
+var senders = struct {
+	sync.Mutex
+	m map[string]*sender
+}{m: map[string]*sender{}}
+
+func senderFor(endpoint, apiKey string, timeout time.Duration, client *http.Client) *sender {
+	key := fmt.Sprintf("%s\x00%s\x00%s", endpoint, apiKey, timeout)
+	senders.Lock()
+	defer senders.Unlock()
+	if s := senders.m[key]; s != nil {
+		return s
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	s := &sender{endpoint: endpoint, apiKey: apiKey, timeout: timeout, client: client, queue: make(chan []byte, olQueue)}
+	senders.m[key] = s
+	go s.loop()
+	return s
+}
+
+// enqueue queues body and returns the failure not yet warned about, if there is one.
+func (s *sender) enqueue(body []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used = true
+	select {
+	case s.queue <- body:
+		s.pending++
+	default:
+		s.unsent++
+	}
+	return s.takeWarning()
+}
+
+func (s *sender) takeWarning() error {
+	if !s.failing || s.reported {
+		return nil
+	}
+	s.reported = true
+	return fmt.Errorf("%w (events are sent in the background; they are dropped while it fails)", s.lastErr)
+}
+
+func (s *sender) loop() {
+	for body := range s.queue {
+		err := s.send(body)
+		s.mu.Lock()
+		s.pending--
+		if err != nil {
+			s.unsent++
+			if !s.failing {
+				s.failing, s.reported = true, false
+			}
+			s.lastErr = err
+		} else {
+			s.failing = false
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *sender) send(body []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if s.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+	if s.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+s.apiKey)
 	}
-	client := s.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("OpenLineage endpoint %s: %w", endpoint, err)
+		return fmt.Errorf("OpenLineage endpoint %s: %w", s.endpoint, err)
 	}
 	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection is reused
 	if resp.StatusCode >= 300 {
-		return fmt.Errorf("OpenLineage endpoint %s answered %s", endpoint, resp.Status)
+		return fmt.Errorf("OpenLineage endpoint %s answered %s", s.endpoint, resp.Status)
 	}
 	return nil
+}
+
+// Flush waits until every endpoint has taken the events queued for it, each at most its
+// sink's timeout from now, and returns a warning for each endpoint that failed and was not
+// warned about, or that still held events. What was not sent by then is dropped: a sink never
+// holds a command past one timeout. Flush is called when a command ends.
+func Flush() []string {
+	senders.Lock()
+	all := make([]*sender, 0, len(senders.m))
+	for _, s := range senders.m {
+		if s.wasUsed() {
+			all = append(all, s)
+		}
+	}
+	senders.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].endpoint < all[j].endpoint })
+	start := time.Now()
+	var warns []string
+	for _, s := range all {
+		for s.busy() && time.Since(start) < s.timeout {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if w := s.settle(); w != "" {
+			warns = append(warns, w)
+		}
+	}
+	return warns
+}
+
+// wasUsed reports whether the command queued an event for the endpoint: Flush leaves the
+// others alone (another command of a test process, or a watch, used them).
+func (s *sender) wasUsed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used
+}
+
+func (s *sender) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending > 0
+}
+
+// settle drops what is still queued and ends the command's count: the next command warns
+// afresh.
+func (s *sender) settle() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for drained := false; !drained; {
+		select {
+		case <-s.queue:
+			s.pending--
+			s.unsent++
+		default:
+			drained = true
+		}
+	}
+	var w string
+	switch err := s.takeWarning(); {
+	case err != nil:
+		w = fmt.Sprintf("event sink: %v; %d events not sent", s.lastErr, s.unsent)
+	case s.unsent > 0 && !s.reported:
+		w = fmt.Sprintf("event sink: OpenLineage endpoint %s took longer than %s; %d events not sent", s.endpoint, s.timeout, s.unsent)
+	}
+	s.unsent, s.reported, s.used = 0, false, false
+	return w
 }
 
 // EndpointURL is where events are POSTed: the URL as given, or /api/v1/lineage on it when it

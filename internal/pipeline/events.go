@@ -8,6 +8,7 @@ import (
 
 	"github.com/ldp-dev/ldp/internal/formats"
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/window"
 )
@@ -92,8 +93,8 @@ func (r *run) publishedPayload() map[string]any {
 func (r *run) finishedPayload() map[string]any {
 	p := map[string]any{
 		"status": r.res.Status, "duration_s": r.res.DurationS, "rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept,
-		"rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key,
-		"pipeline": r.p.Identifier, "logical_window": r.res.Window, "error": r.res.Error,
+		"rows_outside_window": r.res.RowsOutside, "rows_no_window_value": r.res.RowsNoWindow, "rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key,
+		"pipeline": r.p.Identifier, "logical_window": r.res.Window, "error": r.publicError(),
 	}
 	if q := r.res.Quality; q != nil {
 		p["quality_passed"] = q.Passed()
@@ -122,10 +123,21 @@ func (r *run) qualityPayload(rep *quality.Report) map[string]any {
 	for i, res := range rep.Results {
 		checks[i] = map[string]any{"name": res.Name, "check": res.Check, "passed": res.Passed, "failing_rows": res.FailingRows, "metrics": res.Metrics}
 	}
-	for i, c := range r.p.Metadata.Quality.Checks {
-		if i < len(checks) && c.Column != "" {
-			checks[i]["column"] = c.Column
+	if q := r.p.Metadata.Quality; q != nil {
+		for i, c := range q.Checks {
+			if i < len(checks) && c.Column != "" {
+				checks[i]["column"] = c.Column
+			}
 		}
 	}
 	return map[string]any{"rows": rep.Rows, "null_counts": rep.NullCounts, "passed": rep.Passed(), "on_failure": rep.OnFailure, "checks": checks}
+}
+
+// publicError is the run's error as events carry it: without the row values a message may
+// quote, which only the terminal shows (ldperr.Public).
+func (r *run) publicError() string {
+	if r.err == nil {
+		return r.res.Error
+	}
+	return ldperr.Public(r.err)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/window"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 )
 
@@ -152,6 +153,12 @@ type Result struct {
 	DurationS   float64           `json:"duration_s"`
 	Stage       string            `json:"stage,omitempty"`
 	Error       string            `json:"error,omitempty"`
+
+	// RowsOutside are the rows read that belong to other windows (left for them), and
+	// RowsNoWindow those whose window column holds no value (in no window): with RowsKept they
+	// add up to RowsRead.
+	RowsOutside  int64 `json:"rows_outside_window"`
+	RowsNoWindow int64 `json:"rows_no_window_value"`
 }
 
 // run is the state of one run.
@@ -180,6 +187,11 @@ type run struct {
 	inputs map[string]int64
 	// cols are the extracted columns (those of "source" too).
 	cols []engine.Column
+	// readExpr is what DuckDB read a file source through, and where the window's condition on
+	// its rows: with them a refused value is found again in the file.
+	readExpr, where string
+	// err is how the run ended, for its events' public message.
+	err error
 }
 
 // stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
@@ -311,6 +323,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		f()
 	}
 	r.res.DurationS = time.Since(start).Seconds()
+	r.err = err
 	switch {
 	case err == nil && r.skipped:
 		r.res.Status = StatusSkippedDuplicate
@@ -337,7 +350,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 			stage = se.Stage
 		}
 		r.res.Stage = stage
-		r.rec.Emit(ctx, ledger.RunFailed, map[string]any{"stage": stage, "error_type": errorType(err), "message": err.Error()})
+		r.rec.Emit(ctx, ledger.RunFailed, map[string]any{"stage": stage, "error_type": errorType(err), "message": ldperr.Public(err)})
 	}
 	r.rec.Emit(ctx, ledger.RunFinished, r.finishedPayload())
 	return r.res, err
@@ -379,7 +392,8 @@ func (r *run) stages(ctx context.Context, write writer) error {
 	for i, c := range r.cols {
 		schema[i] = map[string]any{"name": c.Name, "type": c.Type}
 	}
-	r.rec.Emit(ctx, ledger.RunExtracted, map[string]any{"rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept, "schema": schema, "source_path": r.res.SourcePath})
+	r.rec.Emit(ctx, ledger.RunExtracted, map[string]any{"rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept,
+		"rows_outside_window": r.res.RowsOutside, "rows_no_window_value": r.res.RowsNoWindow, "schema": schema, "source_path": r.res.SourcePath})
 	if err := r.transform(ctx); err != nil {
 		return &StageError{Stage: StageTransform, Err: err}
 	}
@@ -460,6 +474,7 @@ func (r *run) extract(ctx context.Context) error {
 		if from, err = formats.Read(ctx, r.db, src.Format, full, src.Options, sniffed, r.win.Location); err != nil {
 			return err
 		}
+		r.readExpr = from
 		if from == expr {
 			cols = sniffed
 		}
@@ -506,9 +521,10 @@ func (r *run) extract(ctx context.Context) error {
 	if r.cols, err = r.db.Columns(ctx, "ldp_extract"); err != nil {
 		return err
 	}
-	if c := r.win.Column; c != "" && !r.opts.Window.IsZero() {
+	c := r.win.Column
+	if c != "" && !r.opts.Window.IsZero() {
 		for _, col := range r.cols {
-			if col.Name == c {
+			if strings.EqualFold(col.Name, c) { // names resolve without case, as the table's do
 				r.colType = col.Type
 			}
 		}
@@ -529,12 +545,74 @@ func (r *run) extract(ctx context.Context) error {
 	if err := r.db.Exec(ctx, "CREATE TEMP VIEW source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
 		return err
 	}
+	r.where = where
 	if where == "true" {
 		r.res.RowsKept = n // no window filter: every row read is kept
 		return nil
 	}
-	r.res.RowsKept, err = r.db.Count(ctx, "source")
-	return err
+	// The rows kept and those with no window value in one pass, the statement that counted
+	// the rows kept before: what the window leaves out is never silent (issue 33), and a
+	// backfill's windows take no extra statement.
+	var kept, nulls int64
+	if err := r.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FILTER (WHERE %s), count(*) FILTER (WHERE %s IS NULL) FROM ldp_extract",
+		where, engine.Ident(c)), &kept, &nulls); err != nil {
+		return err
+	}
+	r.res.RowsKept, r.res.RowsNoWindow, r.res.RowsOutside = kept, nulls, n-kept-nulls
+	return nil
+}
+
+// sourceName names the source in what a run says of its rows: the file read, or the table.
+func (r *run) sourceName() string {
+	src := r.p.Metadata.Source
+	switch {
+	case r.res.SourcePath != "":
+		return r.res.SourcePath
+	case strings.EqualFold(src.Format, formats.Iceberg):
+		return lake.RefOfSource(src).String()
+	case src.Format == SQL:
+		return "the query of " + src.Name
+	}
+	return src.Name
+}
+
+// windowRules are the rules of metadata.window over the rows the window filter dropped, as
+// checks: rows with no window value fail the batch unless null_rows is "drop", rows of other
+// windows only when outside_rows is "fail". A rule that holds adds no check; what it let go
+// is said in notes, for the run's log.
+func (r *run) windowRules() (failed []quality.Result, notes []string) {
+	w, c, src := r.p.Metadata.Window, r.win.Column, r.sourceName()
+	if n := r.res.RowsNoWindow; n > 0 {
+		if w.FailsNullRows() {
+			fix := `fill the column at the source, or set "null_rows": "drop" in metadata.window to load the window without them`
+			if r.p.Metadata.Source.Format == SQL {
+				fix = "leave them out in the query" // a workflow's sql task has no metadata.window
+			}
+			failed = append(failed, quality.Result{Name: "null_rows(" + c + ")", Check: "null_rows", FailingRows: n, Metrics: map[string]float64{"rows": float64(n)},
+				Details: fmt.Sprintf("%s of %s %s no %s, so %s in no window; %s", rowsOf(n), src, verb(n, "has", "have"), c, verb(n, "it is", "they are"), fix)})
+		} else {
+			notes = append(notes, fmt.Sprintf(`%s of %s with no %s dropped (metadata.window.null_rows is "drop")`, rowsOf(n), src, c))
+		}
+	}
+	if n := r.res.RowsOutside; n > 0 {
+		if w.FailsOutsideRows() {
+			failed = append(failed, quality.Result{Name: "outside_rows(" + c + ")", Check: "outside_rows", FailingRows: n, Metrics: map[string]float64{"rows": float64(n)},
+				Details: fmt.Sprintf(`%s of %s %s outside the window %s; fix the source, or set "outside_rows": "leave" in metadata.window to leave them for their own windows`,
+					rowsOf(n), src, verb(n, "is", "are"), r.opts.Window)})
+		} else {
+			notes = append(notes, fmt.Sprintf("%s of %s outside the window %s left for %s", rowsOf(n), src, verb(n, "was", "were"), verb(n, "its own window", "their own windows")))
+		}
+	}
+	return failed, notes
+}
+
+func rowsOf(n int64) string { return fmt.Sprintf("%d %s", n, verb(n, "row", "rows")) }
+
+func verb(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // badTimestamp explains a CSV window column read as text: the file, the line and the first
@@ -582,18 +660,33 @@ func (r *run) published(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	s, findErr := r.findPublished(tbl)
 	// A zombie that wakes after a later attempt began reads nothing: it is fenced.
-	if err := lake.CheckFence(tbl, r.opts.RunID, r.opts.Attempt); err != nil {
-		if s, _ := lake.FindKey(tbl, r.res.Key, time.Now()); s == nil {
-			return false, err
-		}
-	}
-	s, err := lake.FindKey(tbl, r.res.Key, time.Now())
-	if err != nil || s == nil {
+	if err := lake.CheckFence(tbl, r.opts.RunID, r.opts.Attempt); err != nil && s == nil {
 		return false, err
+	}
+	if findErr != nil || s == nil {
+		return false, findErr
 	}
 	r.res.SnapshotID = s.SnapshotID
 	return true, nil
+}
+
+// findPublished is the snapshot on main that vouches for the run's window: one under the run's
+// key or, for a run under the window's own key, under one of its replace keys (a window that a
+// replace loaded first is done). A run under a key of its own (a replace, --idempotency-key)
+// looks for that key only.
+func (r *run) findPublished(tbl *table.Table) (*table.Snapshot, error) {
+	keys := v1.WindowKeys(r.res.Key, nil)
+	if r.opts.Key == "" {
+		keys = v1.WindowKeys(r.res.Key, lake.SpecHashes(tbl))
+	}
+	for k := range keys {
+		if s, err := lake.FindKey(tbl, k, time.Now()); err != nil || s != nil {
+			return s, err
+		}
+	}
+	return nil, nil
 }
 
 func (r *run) readError(err error) error {
@@ -666,15 +759,15 @@ func (r *run) exactKeys(ctx context.Context) error {
 	keys := map[string]string{}
 	if r.res.Mode == lake.Upsert {
 		for _, c := range r.p.Metadata.Target.JoinCols {
-			keys[c] = "join column"
+			keys[strings.ToLower(c)] = "join column"
 		}
 	}
 	if q := r.p.Metadata.Quality; q != nil {
 		for _, c := range q.Checks {
 			if c.Check == "unique" && c.Columns != nil {
 				for _, n := range c.Columns.Names {
-					if keys[n] == "" {
-						keys[n] = "unique column"
+					if keys[strings.ToLower(n)] == "" {
+						keys[strings.ToLower(n)] = "unique column"
 					}
 				}
 			}
@@ -688,10 +781,10 @@ func (r *run) exactKeys(ctx context.Context) error {
 		return err
 	}
 	for _, c := range cols {
-		switch t := strings.ToUpper(c.Type); {
-		case keys[c.Name] == "":
+		switch t, role := strings.ToUpper(c.Type), keys[strings.ToLower(c.Name)]; {
+		case role == "":
 		case t == "DOUBLE" || t == "FLOAT" || t == "REAL":
-			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("%s %q is %s: a key must hold exact values; cast it in metadata.transform.sql (to DECIMAL or VARCHAR) or key on another column", keys[c.Name], c.Name, t)}
+			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("%s %q is %s: a key must hold exact values; cast it in metadata.transform.sql (to DECIMAL or VARCHAR) or key on another column", role, c.Name, t)}
 		}
 	}
 	return nil
@@ -702,26 +795,38 @@ func (r *run) validate(ctx context.Context) error {
 	if err := r.exactKeys(ctx); err != nil {
 		return err
 	}
+	windowFailed, notes := r.windowRules()
+	for _, n := range notes {
+		fmt.Fprintln(r.opts.Log, "note: "+n)
+	}
 	q := r.p.Metadata.Quality
-	if q == nil || len(q.Checks) == 0 {
+	if (q == nil || len(q.Checks) == 0) && len(windowFailed) == 0 {
 		return nil
 	}
-	// In a windowed run, freshness measures from the window's end, so a backfill of last month
-	// passes the checks its first run passed.
-	now := r.opts.Now()
-	if !r.opts.Window.IsZero() {
-		now = r.opts.Window.End
+	var rep *quality.Report
+	if q != nil && len(q.Checks) > 0 {
+		// In a windowed run, freshness measures from the window's end, so a backfill of last
+		// month passes the checks its first run passed.
+		now := r.opts.Now()
+		if !r.opts.Window.IsZero() {
+			now = r.opts.Window.End
+		}
+		var err error
+		if rep, err = quality.Run(ctx, r.db, "ldp_batch", q.Checks, quality.Context{SourceRows: r.res.RowsRead, Now: now, Location: r.win.Location}, q.OnFailure); err != nil {
+			return err
+		}
+	} else {
+		// Only a window rule failed: the batch is the window's rows (no check counted them).
+		rep = &quality.Report{OnFailure: v1.DefaultOnFailure, Rows: r.res.RowsKept}
 	}
-	rep, err := quality.Run(ctx, r.db, "ldp_batch", q.Checks, quality.Context{SourceRows: r.res.RowsKept, Now: now, Location: r.win.Location}, q.OnFailure)
-	if err != nil {
-		return err
-	}
+	rep.Results = append(rep.Results, windowFailed...)
 	r.res.Quality = rep
 	for _, l := range rep.Lines() {
 		fmt.Fprintln(r.opts.Log, l)
 	}
 	r.rec.Emit(ctx, ledger.QualityEvaluated, r.qualityPayload(rep))
-	if !rep.Passed() && q.OnFailure != "warn" {
+	// A window rule holds the batch back whatever on_failure says: its own field says so.
+	if len(windowFailed) > 0 || (!rep.Passed() && rep.OnFailure != "warn") {
 		return &quality.GateError{Target: r.res.Target, Report: rep}
 	}
 	return nil
@@ -738,6 +843,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy, Prewritten: r.prewritten(), PrewrittenPartitions: r.stagedParts,
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
 		LockTimeout:   r.opts.LockTimeout, Notify: func(m string) { fmt.Fprintln(r.opts.Log, m) },
+		Location: r.win.Location,
 	}
 	rows, err := r.db.Count(ctx, "ldp_batch")
 	if err != nil {
@@ -749,7 +855,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 	if !r.keyed() {
 		res, err := cat.Write(ctx, r.db, "ldp_batch", lake.RefOf(t), wo)
 		if err != nil {
-			return err
+			return r.locate(ctx, err)
 		}
 		r.res.Write, r.res.RowsWritten, r.res.SnapshotID = res, res.RowsWritten, res.SnapshotID
 		return nil
@@ -770,27 +876,48 @@ func writeIceberg(ctx context.Context, r *run) error {
 	if rows == 0 {
 		po.AllowEmpty = true
 	}
-	// An overwrite with a window column replaces only the window's rows.
+	// An overwrite with a window column replaces only the window's rows, found by the table's
+	// type of the column (a drop's may differ, and an empty drop's columns have no types).
 	if r.res.Mode == lake.Overwrite && r.win.Column != "" && !r.opts.Window.IsZero() {
-		colType := r.colType
-		if rows == 0 {
-			// An empty source's columns have no types: the table's column has.
-			if tbl, err := cat.Load(ctx, lake.RefOf(t)); err == nil {
-				colType = lake.ColumnType(tbl, r.win.Column)
-			}
-		}
-		if po.ReplaceWhere, err = window.Filter(r.win.Column, colType, r.opts.Window, r.win.Location); err != nil {
-			return err
+		po.ReplaceColumn = r.win.Column
+		po.ReplaceWhere = func(colType string) (string, error) {
+			return window.Filter(r.win.Column, colType, r.opts.Window, r.win.Location)
 		}
 	}
 	res, err := cat.Publish(ctx, r.db, "ldp_batch", lake.RefOf(t), po)
 	if err != nil {
-		return err
+		return r.locate(ctx, err)
 	}
 	r.res.Write = &res.WriteResult
 	r.res.RowsWritten, r.res.SnapshotID = res.RowsWritten, res.SnapshotID
 	r.skipped = res.Status == lake.SkippedDuplicate
 	return nil
+}
+
+// locate names the source file and line of the value a *lake.MismatchError refused, when the
+// batch holds the file's rows as read (no transform): the first row the window kept whose
+// column reads as that value. It costs a second read of the file, on this failure only.
+func (r *run) locate(ctx context.Context, err error) error {
+	var me *lake.MismatchError
+	if !errors.As(err, &me) || r.readExpr == "" || r.p.Metadata.Transform != nil {
+		return err
+	}
+	me.Where = r.res.SourcePath
+	q := fmt.Sprintf("SELECT n FROM (SELECT row_number() OVER () AS n, * FROM %s) WHERE (%s) AND CAST(%s AS VARCHAR) = %s ORDER BY n LIMIT 1",
+		r.readExpr, r.where, engine.Ident(me.Column), engine.Lit(me.Value))
+	var n int64
+	if r.db.QueryRow(ctx, q, &n) != nil {
+		return err
+	}
+	if src := r.p.Metadata.Source; strings.EqualFold(src.Format, formats.CSV) {
+		if h := src.Options; h == nil || h.Header == nil || *h.Header {
+			n++ // the header is line 1
+		}
+		me.Where += ":" + strconv.FormatInt(n, 10)
+	} else {
+		me.Where += fmt.Sprintf(" (row %d)", n)
+	}
+	return err
 }
 
 // emptyError says that the run has nothing to publish: the window (or the source) kept no rows.
@@ -800,7 +927,14 @@ func (r *run) emptyError() error {
 		what = "window " + r.opts.Window.String() + " kept no rows"
 	}
 	if r.res.SourcePath != "" {
-		what += fmt.Sprintf(" of %s (%d read)", r.res.SourcePath, r.res.RowsRead)
+		what += fmt.Sprintf(" of %s (%d read", r.res.SourcePath, r.res.RowsRead)
+		if n := r.res.RowsOutside; n > 0 {
+			what += fmt.Sprintf(", %d outside the window", n)
+		}
+		if n := r.res.RowsNoWindow; n > 0 {
+			what += fmt.Sprintf(", %d with no %s", n, r.win.Column)
+		}
+		what += ")"
 	}
 	hint := `; if an empty window is valid, set "allow_empty": true in metadata.source (a keyed run then publishes it with no rows)`
 	return fmt.Errorf("%w: %s, and an empty batch is not published%s, or add a row_count check with a min to hold it back as a data gate", lake.ErrNoData, what, hint)

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/shell"
 	"github.com/ldp-dev/ldp/internal/window"
 )
 
@@ -130,8 +131,8 @@ func offSize(p *v1.Pipeline, w v1.LogicalWindow) string {
 	for t := start; t.Before(ends); t = window.Next(t, ws.Size, ws.Location) {
 		n++
 	}
-	return fmt.Sprintf("window %s is not one %s, the spec's window size; it publishes as given, under a key of its own. A backfill lays %d %s windows over it: ldp backfill %s --from %s --to %s",
-		w, ws.Size, n, ws.Size, p.Path, v1.FormatInstant(start), v1.FormatInstant(ends))
+	return fmt.Sprintf("window %s is not one %s, the spec's window size; it publishes as given, under a key of its own. A backfill lays %d %s windows over it: %s",
+		w, ws.Size, n, ws.Size, shell.Command("ldp", "backfill", p.Path, "--from", v1.FormatInstant(start), "--to", v1.FormatInstant(ends)))
 }
 
 // selectsNoRows is the message for a scheduled Iceberg append that would load the same rows in

@@ -98,7 +98,8 @@ func (e *GateError) DataGate() bool { return true }
 
 // Context is what a check measures against.
 type Context struct {
-	// SourceRows is the row count row_count equals="source" compares with: the rows kept.
+	// SourceRows is the row count row_count equals="source" compares with: the rows read from
+	// the source, before the window filter, so rows a window drops fail it.
 	SourceRows int64
 	// Now is the time freshness measures from when a check has no now of its own: the end of
 	// the window in a windowed run, else the current time.
@@ -130,9 +131,11 @@ func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check,
 	if err != nil {
 		return nil, err
 	}
+	// Columns are named without case, as DuckDB and the table resolve them: a check of
+	// "amount" reads a drop whose header says "Amount".
 	types := map[string]string{}
 	for _, c := range cols {
-		types[c.Name] = c.Type
+		types[strings.ToLower(c.Name)] = c.Type
 	}
 	if qc.Location == nil {
 		qc.Location = time.UTC
@@ -210,7 +213,7 @@ func failed(c v1.Check, details string) plan {
 func missing(c v1.Check, cols []string, types map[string]string) (plan, bool) {
 	var gone []string
 	for _, col := range cols {
-		if _, ok := types[col]; !ok {
+		if _, ok := types[strings.ToLower(col)]; !ok {
 			gone = append(gone, col)
 		}
 	}
@@ -281,7 +284,7 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 		if p, bad := missing(c, []string{c.Column}, types); bad {
 			return p
 		}
-		col, list := acceptedList(c, types[c.Column])
+		col, list := acceptedList(c, types[strings.ToLower(c.Column)])
 		expr := fmt.Sprintf("count(*) FILTER (WHERE %s IS NOT NULL AND %s NOT IN (%s))", engine.Ident(c.Column), col, list)
 		return plan{exprs: []string{expr}, eval: func(v []any) Result {
 			n := toInt(v[0])
@@ -292,8 +295,8 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 		if p, bad := missing(c, []string{c.Column}, types); bad {
 			return p
 		}
-		if !isNumeric(types[c.Column]) {
-			return failed(c, fmt.Sprintf("column %q is %s, not a number", c.Column, types[c.Column]))
+		if !isNumeric(types[strings.ToLower(c.Column)]) {
+			return failed(c, fmt.Sprintf("column %q is %s, not a number", c.Column, types[strings.ToLower(c.Column)]))
 		}
 		var conds []string
 		if c.Min != nil {
@@ -306,7 +309,7 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 		// A NaN is out of every range. DuckDB orders NaN above every number, so without this
 		// it failed a max and passed a min.
 		nan := "false"
-		if t := strings.ToUpper(types[c.Column]); t == "DOUBLE" || t == "FLOAT" || t == "REAL" {
+		if t := strings.ToUpper(types[strings.ToLower(c.Column)]); t == "DOUBLE" || t == "FLOAT" || t == "REAL" {
 			nan = "isnan(" + col + ")"
 			conds = append(conds, nan)
 		}
@@ -350,17 +353,17 @@ func rowCount(c v1.Check, qc Context) plan {
 		if c.Max != nil && float64(n) > *c.Max {
 			problems = append(problems, fmt.Sprintf("more than max %s", num(*c.Max)))
 		}
-		want := int64(-1)
+		want, of := int64(-1), ""
 		switch e := c.Equals.(type) {
 		case string:
 			if e == "source" {
-				want = qc.SourceRows
+				want, of = qc.SourceRows, " (the rows read from the source)"
 			}
 		case float64:
 			want = int64(e)
 		}
 		if want >= 0 && n != want {
-			problems = append(problems, fmt.Sprintf("want exactly %d", want))
+			problems = append(problems, fmt.Sprintf("want exactly %d%s", want, of))
 		}
 		d := fmt.Sprintf("%d %s", n, rowsWord(n))
 		if len(problems) > 0 {
@@ -374,7 +377,7 @@ func freshness(c v1.Check, types map[string]string, qc Context) plan {
 	if p, bad := missing(c, []string{c.Column}, types); bad {
 		return p
 	}
-	t := strings.ToUpper(types[c.Column])
+	t := strings.ToUpper(types[strings.ToLower(c.Column)])
 	col := engine.Ident(c.Column)
 	var expr string
 	zoned := strings.Contains(t, "WITH TIME ZONE")
@@ -384,7 +387,7 @@ func freshness(c v1.Check, types map[string]string, qc Context) plan {
 	case strings.HasPrefix(t, "TIMESTAMP"), t == "DATE":
 		expr = fmt.Sprintf("epoch_us(max(%s)::TIMESTAMP)", col)
 	default:
-		return failed(c, fmt.Sprintf("column %q is %s, not a date or a timestamp", c.Column, types[c.Column]))
+		return failed(c, fmt.Sprintf("column %q is %s, not a date or a timestamp", c.Column, types[strings.ToLower(c.Column)]))
 	}
 	now := qc.Now
 	if c.Now != "" {
@@ -417,14 +420,14 @@ func schemaCheck(c v1.Check, types map[string]string) plan {
 	var bad int64
 	if c.Columns.Types == nil {
 		for _, col := range c.Columns.Names {
-			if _, ok := types[col]; !ok {
+			if _, ok := types[strings.ToLower(col)]; !ok {
 				problems = append(problems, fmt.Sprintf("%q missing", col))
 			}
 		}
 	} else {
 		for _, col := range slices.Sorted(maps.Keys(c.Columns.Types)) {
 			want := c.Columns.Types[col]
-			got, ok := types[col]
+			got, ok := types[strings.ToLower(col)]
 			switch {
 			case !ok:
 				problems = append(problems, fmt.Sprintf("%q missing", col))

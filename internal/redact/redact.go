@@ -21,6 +21,9 @@ var rules = []struct {
 	{regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|$)`), "-----BEGIN " + Mask + "-----"},
 	// scheme://user:password@host keeps the user.
 	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*):[^@/\s]+@`), "${1}:" + Mask + "@"},
+	// https://TOKEN@host: an HTTP client sends a lone user as a Basic credential, and services
+	// take a token there; elsewhere (postgres://ldp@db) a lone user is a name, kept.
+	{regexp.MustCompile(`(?i)\b(https?://)[^/\s:@]+@`), "${1}" + Mask + "@"},
 	// Authorization: Bearer abc, bearer abc.
 	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}`), "${1} " + Mask},
 	// AWS access key ids.

@@ -30,6 +30,16 @@ func TestSecretsAreMasked(t *testing.T) {
 	if got := String("postgres://ldp:hunter2secret@db/x"); got != "postgres://ldp:***@db/x" {
 		t.Errorf("URL = %q, want the user kept", got)
 	}
+	for in, want := range map[string]string{
+		"POST https://lineage:hunter2secret@marquez:5000/api/v1/lineage": "POST https://lineage:***@marquez:5000/api/v1/lineage",
+		"POST https://ghp_abcdefghij@marquez/api":                        "POST https://***@marquez/api",
+		"connect postgres://ldp@db/x":                                    "connect postgres://ldp@db/x",
+		"see https://example.com/a@b":                                    "see https://example.com/a@b",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
 	if got := String("read data/orders.csv:3: malformed CSV row"); got != "read data/orders.csv:3: malformed CSV row" {
 		t.Errorf("plain text changed: %q", got)
 	}

@@ -10,8 +10,10 @@ import (
 )
 
 // Filter returns the SQL condition that keeps the rows of w by column, whose DuckDB type is
-// colType: a timestamp with a zone compares as an instant, one without as a wall-clock time
-// in loc, and a date as a date (which needs a window that starts and ends at local midnight).
+// colType: a timestamp with a zone compares as an instant, one without as the instant its
+// wall-clock time stands for in loc (see Instant: each maps to one window, across clock
+// changes too), and a date as a date (which needs a window that starts and ends at local
+// midnight).
 // A null is in no window.
 func Filter(column, colType string, w v1.LogicalWindow, loc *time.Location) (string, error) {
 	c := engine.Ident(column)
@@ -22,9 +24,7 @@ func Filter(column, colType string, w v1.LogicalWindow, loc *time.Location) (str
 			engine.Lit(w.Start.UTC().Format("2006-01-02 15:04:05.999999Z07:00")), c,
 			engine.Lit(w.End.UTC().Format("2006-01-02 15:04:05.999999Z07:00"))), nil
 	case strings.HasPrefix(t, "TIMESTAMP"):
-		return fmt.Sprintf("(%s >= TIMESTAMP %s AND %s < TIMESTAMP %s)", c,
-			engine.Lit(w.Start.In(loc).Format("2006-01-02 15:04:05.999999")), c,
-			engine.Lit(w.End.In(loc).Format("2006-01-02 15:04:05.999999"))), nil
+		return wallFilter(c, [2]time.Time{w.Start, w.End}, loc), nil
 	case t == "DATE":
 		s, e := w.Start.In(loc), w.End.In(loc)
 		if !isMidnight(s) || !isMidnight(e) {

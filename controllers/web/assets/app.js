@@ -173,7 +173,9 @@ async function showCell(ob, task, start) {
     const add = (k, v) => { if (v !== undefined && v !== "" && v !== 0) tbl.append(el("tr", {}, el("th", { text: k }), el("td", { text: String(v) }))); };
     const earlier = (d.tries || []).slice(0, -1).map((t) => t.try_state).filter((x) => x !== "published" && x !== "skipped");
     add("state", d.state + (earlier.length ? ` (after ${d.tries.length} tries: ${earlier.join(", then ")} before)` : "")); add("idempotency key", d.idempotency_key); add("run", d.run_id); add("attempt", d.attempt);
-    add("snapshot", d.snapshot_id); add("rows read", d.rows_read); add("rows kept", d.rows_kept); add("retry due", d.retry_at); add("error", d.error);
+    add("snapshot", d.snapshot_id); add("rows read", d.rows_read); add("rows kept", d.rows_kept);
+    add("rows outside the window", d.rows_outside_window && `${d.rows_outside_window} (left for their own windows)`);
+    add("rows with no window value", d.rows_no_window_value); add("retry due", d.retry_at); add("error", d.error);
     body.append(tbl);
     if (d.tries && d.tries.length > 1) {
       // Every try of the window, oldest first: a gate that held it back stays visible after
