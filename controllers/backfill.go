@@ -106,6 +106,11 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 		return nil, e
 	}
 	plans := rec.Objects[0].Windows
+	if !o.DryRun {
+		if err := refuseUnfinished(wf, plans); err != nil {
+			return nil, err
+		}
+	}
 	res := &BackfillResult{Workflow: wf.Name, File: wf.File, States: map[v1.WindowState]int{}, Counts: map[WindowOutcome]int{}}
 	for _, p := range plans {
 		bw := BackfillWindow{Start: p.Start, End: p.End, State: p.State, Keys: []string{}, plan: p}

@@ -203,7 +203,15 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 	if err != nil {
 		return nil, inFile(s.Path, err)
 	}
-	return reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now}), nil
+	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now})
+	if !req.DryRun && (req.Window != "" || req.From != "") {
+		// Windows asked for by name that have not ended are refused, not left waiting: the
+		// user meant them to run now (ldp apply --window; diff shows them as not finished).
+		if err := refuseUnfinished(s.WF, plans); err != nil {
+			return nil, err
+		}
+	}
+	return plans, nil
 }
 
 // runObject runs, one by one, the windows of an object's plan that run now.

@@ -136,12 +136,13 @@ func (o Observed) Published(target, key string) bool {
 
 // Reasons a task is skipped or run.
 const (
-	ReasonKeyOnMain  = "key on main"
-	ReasonNotDone    = "not done"
-	ReasonNoKey      = "no key can vouch for it: runs every time"
-	ReasonWindowDone = "window published"
-	ReasonReplace    = "replace"
-	ReasonRetryLater = "the window waits for its retry"
+	ReasonKeyOnMain   = "key on main"
+	ReasonNotDone     = "not done"
+	ReasonNoKey       = "no key can vouch for it: runs every time"
+	ReasonWindowDone  = "window published"
+	ReasonReplace     = "replace"
+	ReasonRetryLater  = "the window waits for its retry"
+	ReasonNotFinished = "the window is not finished"
 )
 
 // TaskPlan is what happens to one task in one window.
@@ -171,7 +172,10 @@ type WindowPlan struct {
 	// Continue, when set, is the run this window's run continues, as its next attempt: the
 	// attempt fences every older one. Nil starts a run of its own.
 	Continue *RunRef `json:"-"`
-	// RetryAt is when a waiting window's retry is due.
+	// NotFinished is set when the window has not ended at the plan's Now: it waits (its
+	// RetryAt is its end) and nothing of it runs.
+	NotFinished bool `json:"not_finished,omitempty"`
+	// RetryAt is when a waiting window's retry is due, or the end of a window not finished.
 	RetryAt time.Time  `json:"retry_at,omitzero"`
 	Action  v1.Action  `json:"action"`
 	Tasks   []TaskPlan `json:"tasks"`
@@ -184,7 +188,8 @@ type Options struct {
 	// Fresh runs every window as a run of its own, never as the next attempt of its last run
 	// (a backfill's rule: it does not carry a failed run on).
 	Fresh bool
-	// Now is when the plan is made: a window whose retry is due later waits.
+	// Now is when the plan is made: a window whose retry is due later waits, and so does a
+	// window that has not ended. Zero plans as if every window had ended.
 	Now time.Time
 }
 
@@ -208,13 +213,29 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 		if wp.Action == v1.ActionResume && RetryPending(wp.LastRun, opts.Now) {
 			wp.Action, wp.RetryAt = v1.ActionWait, wp.LastRun.RetryAt
 		}
+		if wp.Action != v1.ActionSkip && !Finished(w, opts.Now) {
+			wp.NotFinished, wp.Action, wp.RetryAt = true, v1.ActionWait, w.End
+		}
 		wp.Continue = Continues(wp.Action, wp.LastRun, opts)
 		for _, t := range order {
-			wp.Tasks = append(wp.Tasks, TaskAction(t, w, wp.Action, obs))
+			tp := TaskAction(t, w, wp.Action, obs)
+			if wp.NotFinished {
+				tp.Reason = ReasonNotFinished
+			}
+			wp.Tasks = append(wp.Tasks, tp)
 		}
 		out = append(out, wp)
 	}
 	return out
+}
+
+// Finished reports whether window w has ended at now, so that its rows are all in and it can
+// be published under its key. A window published before its end would be skipped for good
+// once its key is on main, and the rows that land later in it would never be loaded. This is
+// the one rule every entry point (run, backfill, apply, diff, tick, watch, status) asks. A
+// zero now (no clock) counts every window as ended.
+func Finished(w v1.LogicalWindow, now time.Time) bool {
+	return now.IsZero() || !now.Before(w.End)
 }
 
 // WindowAction is what to do with a window in state: a published window is skipped, a

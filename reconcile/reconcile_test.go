@@ -200,7 +200,7 @@ func TestFold(t *testing.T) {
 // earliest retry any window waits for.
 func TestWaitForRetry(t *testing.T) {
 	obj := Object{Tasks: []Task{keyed("orders", "t:orders")}}
-	at := d1.End.Add(time.Hour)
+	at := d2.End.Add(time.Hour) // after d2 ends, so that d2 is finished and runs
 	obs := Observed{LastRuns: map[string]LastRun{d1.String(): {RunID: "r1", Attempt: 1, Finished: true, RetryAt: at, Tasks: map[string]v1.Outcome{"orders": failed}}}}
 	cases := []struct {
 		now    time.Time
@@ -227,6 +227,42 @@ func TestWaitForRetry(t *testing.T) {
 			if !Pending(p) { // d2 is missing and runs
 				t.Error("d2 should still run")
 			}
+		}
+	}
+}
+
+// TestUnfinishedWindows: a window that has not ended at the plan's Now waits until its end,
+// and nothing of it runs (publishing it under its key would skip the rows that land later);
+// one that has ended, or is published, is planned as ever.
+func TestUnfinishedWindows(t *testing.T) {
+	obj := Object{Name: "w", Tasks: []Task{keyed("orders", "t:orders")}}
+	cases := []struct {
+		name     string
+		now      time.Time
+		keys     map[string]map[string]bool
+		replace  bool
+		finished bool
+		action   v1.Action
+	}{
+		{"ended", d1.End, nil, false, true, Run},
+		{"one instant before its end", d1.End.Add(-time.Nanosecond), nil, false, false, v1.ActionWait},
+		{"the day is still going", d1.Start.Add(23*time.Hour + 59*time.Minute), nil, false, false, v1.ActionWait},
+		{"in the future", d1.Start.Add(-time.Hour), nil, false, false, v1.ActionWait},
+		{"replace waits too", d1.Start.Add(time.Hour), nil, true, false, v1.ActionWait},
+		{"published already: skipped, not waiting", d1.Start.Add(time.Hour), keysOf("t:orders", "orders@"+d1.String()), false, false, Skip},
+		{"no clock", time.Time{}, nil, false, true, Run},
+	}
+	for _, c := range cases {
+		if got := Finished(d1, c.now); got != c.finished {
+			t.Errorf("%s: Finished = %v, want %v", c.name, got, c.finished)
+		}
+		wp := Plan(obj, []v1.LogicalWindow{d1}, Observed{Keys: c.keys}, Options{Now: c.now, Replace: c.replace})[0]
+		notFinished := c.action == v1.ActionWait
+		if wp.Action != c.action || wp.NotFinished != notFinished || wp.Runs() == notFinished && notFinished {
+			t.Errorf("%s: action %s, not finished %v, want %s, %v", c.name, wp.Action, wp.NotFinished, c.action, notFinished)
+		}
+		if notFinished && (!wp.RetryAt.Equal(d1.End) || wp.Tasks[0].Action != Skip || wp.Tasks[0].Reason != ReasonNotFinished) {
+			t.Errorf("%s: waits until %s, task %+v; want until the window's end %s, the task skipped as not finished", c.name, wp.RetryAt, wp.Tasks[0], d1.End)
 		}
 	}
 }

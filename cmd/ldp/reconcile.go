@@ -77,9 +77,14 @@ func badObjects(res *controllers.ReconcileResult) error {
 // --dry-run's.
 func printDiff(w io.Writer, plans []objectPlan) {
 	pending := printPlans(w, plans)
-	compared := 0
+	compared, unfinished := 0, 0
 	for _, p := range plans {
 		compared += len(p.Windows)
+		for _, wp := range p.Windows {
+			if wp.NotFinished {
+				unfinished++
+			}
+		}
 	}
 	switch {
 	case len(plans) == 0:
@@ -87,6 +92,8 @@ func printDiff(w io.Writer, plans []objectPlan) {
 		fmt.Fprintln(w, "nothing compared: no workflow and no dataset config with a schedule was found, so no window is desired; name a spec and pass --window or --from/--to to compare its windows")
 	case compared == 0:
 		fmt.Fprintln(w, "nothing compared: no window is due yet; pass --window or --from/--to to compare others")
+	case pending == 0 && unfinished > 0:
+		fmt.Fprintf(w, "nothing would run: %d %s not finished\n", unfinished, plural(unfinished, "window is", "windows are"))
 	case pending == 0:
 		fmt.Fprintln(w, "nothing to do: every window is done")
 	default:
@@ -124,7 +131,10 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 			if wp.Unfinished {
 				note = ", last run unfinished"
 			}
-			if wp.Action == v1.ActionWait {
+			switch {
+			case wp.NotFinished:
+				note += ", not finished (ends at " + wp.RetryAt.UTC().Format(time.RFC3339) + ")"
+			case wp.Action == v1.ActionWait:
 				note += ", retry due " + wp.RetryAt.UTC().Format(time.RFC3339)
 			}
 			fmt.Fprintf(w, "  %s/%s  %s%s -> %s\n", wp.Start, wp.End, wp.State, note, wp.Action)

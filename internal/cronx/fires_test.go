@@ -24,6 +24,12 @@ func TestFiresAcrossClockChanges(t *testing.T) {
 			[]string{"2026-03-29T00:00:00Z", "2026-03-29T01:00:00Z", "2026-03-29T02:00:00Z"}},
 		{"New York spring gap", "America/New_York", "30 2 * * *", "2026-03-07T12:00:00Z", "2026-03-09T12:00:00Z",
 			[]string{"2026-03-08T07:00:00Z", "2026-03-09T06:30:00Z"}},
+		// Where midnight is in the gap, a daily fire is the day's first instant, 01:00 (where
+		// internal/window begins the day).
+		{"Santiago: midnight in the gap fires at 01:00", "America/Santiago", "0 0 * * *", "2026-09-05T00:00:00Z", "2026-09-08T12:00:00Z",
+			[]string{"2026-09-05T04:00:00Z", "2026-09-06T04:00:00Z", "2026-09-07T03:00:00Z", "2026-09-08T03:00:00Z"}},
+		{"Havana: midnight in the gap fires at 01:00", "America/Havana", "@daily", "2026-03-07T00:00:00Z", "2026-03-09T12:00:00Z",
+			[]string{"2026-03-07T05:00:00Z", "2026-03-08T05:00:00Z", "2026-03-09T04:00:00Z"}},
 		{"New York fall repeat", "America/New_York", "30 1 * * *", "2026-10-31T12:00:00Z", "2026-11-02T12:00:00Z",
 			[]string{"2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"}},
 		{"New York fall, 15 minutes in both passes", "America/New_York", "*/30 * * * *", "2026-11-01T05:00:00Z", "2026-11-01T07:00:00Z",

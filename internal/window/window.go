@@ -53,14 +53,38 @@ func Floor(t time.Time, size string, loc *time.Location) (time.Time, error) {
 	l := t.In(loc)
 	switch size {
 	case Day:
-		return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc), nil
+		return Midnight(l.Year(), l.Month(), l.Day(), loc), nil
 	case Hour:
-		// Truncating the instant keeps both passes of a repeated hour distinct.
-		return l.Add(-time.Duration(l.Minute())*time.Minute - time.Duration(l.Second())*time.Second - time.Duration(l.Nanosecond())), nil
+		return floorClock(l, 60), nil
 	case Quarter:
-		return l.Add(-time.Duration(l.Minute()%15)*time.Minute - time.Duration(l.Second())*time.Second - time.Duration(l.Nanosecond())), nil
+		return floorClock(l, 15), nil
 	}
 	return time.Time{}, fmt.Errorf("unknown window size %q: use day, hour or 15m", size)
+}
+
+// Midnight is the first instant of local day y-m-d in loc. Where midnight does not exist (a
+// clock that springs forward at 00:00, as America/Santiago and America/Havana do) the day
+// begins at the first instant after the gap (01:00); a day that a zone skipped whole
+// (Pacific/Apia, 30 Dec 2011) begins where the next day does. time.Date alone is wrong here: it
+// may put a gap's midnight before the gap, on the day before, and a window that started there
+// would end where it starts (and Range would never get past it).
+func Midnight(y int, m time.Month, d int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	want := time.Date(y, m, d, 0, 0, 0, 0, time.UTC) // normalised: day 32 is the 1st
+	l := t.In(loc)
+	got := time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, time.UTC)
+	switch {
+	case got.Before(want):
+		// Normalised back before the gap: the day begins where the gap ends.
+		_, end := t.ZoneBounds()
+		return end
+	case l.Hour() != 0 || l.Minute() != 0 || l.Second() != 0 || l.Nanosecond() != 0 || got.After(want):
+		// Normalised past the gap: the day begins where the gap ends, which is the start of
+		// t's zone period.
+		start, _ := t.ZoneBounds()
+		return start
+	}
+	return t
 }
 
 // Next returns the start of the window after the one that starts at start.
@@ -68,12 +92,48 @@ func Next(start time.Time, size string, loc *time.Location) time.Time {
 	switch size {
 	case Day:
 		l := start.In(loc)
-		return time.Date(l.Year(), l.Month(), l.Day()+1, 0, 0, 0, 0, loc)
+		return Midnight(l.Year(), l.Month(), l.Day()+1, loc)
 	case Hour:
-		return start.Add(time.Hour)
+		return nextClock(start, time.Hour, 60, loc)
 	default:
-		return start.Add(15 * time.Minute)
+		return nextClock(start, 15*time.Minute, 15, loc)
 	}
+}
+
+// floorClock is the start of the window of every minutes that holds l (in its zone): the last
+// local time whose minutes are a multiple of every, or the clock change after it when the
+// clock changed since by other than a multiple (Australia/Lord_Howe moves 30 minutes, so the
+// hour after its change is 30 minutes long). Truncating the instant, not the wall time, keeps
+// both passes of a repeated hour distinct.
+func floorClock(l time.Time, every int) time.Time {
+	c := l.Add(-time.Duration(l.Minute()%every)*time.Minute - time.Duration(l.Second())*time.Second - time.Duration(l.Nanosecond()))
+	_, off := l.Zone()
+	if _, coff := c.Zone(); coff == off {
+		return c
+	}
+	// The clock changed between c and l: the window starts at the change. Go's zone periods
+	// from a POSIX rule also end at each year's end, where the offset does not change: go
+	// back past those.
+	start, _ := l.ZoneBounds()
+	for start.After(c) {
+		before := start.Add(-time.Nanosecond)
+		if _, boff := before.Zone(); boff != off {
+			return start
+		}
+		start, _ = before.ZoneBounds()
+	}
+	return c
+}
+
+// nextClock is the start of the window of every minutes after the one that starts at start:
+// step later, or the clock change within the step where the clock moved by other than a
+// multiple of the size.
+func nextClock(start time.Time, step time.Duration, every int, loc *time.Location) time.Time {
+	n := start.Add(step)
+	if f := floorClock(n.In(loc), every); f.After(start) {
+		return f
+	}
+	return n
 }
 
 // Of returns the window of size that holds t.
@@ -97,8 +157,14 @@ func Range(start, end time.Time, size string, loc *time.Location) ([]v1.LogicalW
 		}
 	}
 	var out []v1.LogicalWindow
-	for s := start; s.Before(end); s = Next(s, size, loc) {
-		out = append(out, v1.LogicalWindow{Start: s, End: Next(s, size, loc)})
+	for s := start; s.Before(end); {
+		next := Next(s, size, loc)
+		if !next.After(s) {
+			// Never loop (and grow out) forever on a window that does not advance.
+			return nil, fmt.Errorf("the %s window that starts at %s in %s does not end after it starts: this is a bug in ldp, please report it", size, s.Format(time.RFC3339), loc)
+		}
+		out = append(out, v1.LogicalWindow{Start: s, End: next})
+		s = next
 	}
 	return out, nil
 }
@@ -122,18 +188,16 @@ func Parse(s string, loc *time.Location, now time.Time) (v1.LogicalWindow, error
 		loc = time.UTC
 	}
 	n := now.In(loc)
-	today := time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
+	today := Midnight(n.Year(), n.Month(), n.Day(), loc)
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "yesterday":
-		return v1.LogicalWindow{Start: today.AddDate(0, 0, -1), End: today}, nil
+		return v1.LogicalWindow{Start: Midnight(n.Year(), n.Month(), n.Day()-1, loc), End: today}, nil
 	case "last-week":
 		// Monday is 0 days back on a Monday; Go's Sunday is 0, so shift.
-		back := (int(today.Weekday()) + 6) % 7
-		monday := today.AddDate(0, 0, -back)
-		return v1.LogicalWindow{Start: monday.AddDate(0, 0, -7), End: monday}, nil
+		back := (int(n.Weekday()) + 6) % 7
+		return v1.LogicalWindow{Start: Midnight(n.Year(), n.Month(), n.Day()-back-7, loc), End: Midnight(n.Year(), n.Month(), n.Day()-back, loc)}, nil
 	case "last-month":
-		first := time.Date(n.Year(), n.Month(), 1, 0, 0, 0, 0, loc)
-		return v1.LogicalWindow{Start: first.AddDate(0, -1, 0), End: first}, nil
+		return v1.LogicalWindow{Start: Midnight(n.Year(), n.Month()-1, 1, loc), End: Midnight(n.Year(), n.Month(), 1, loc)}, nil
 	}
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
@@ -162,13 +226,13 @@ func ParseBound(s string, loc *time.Location, now time.Time) (time.Time, error) 
 		loc = time.UTC
 	}
 	n := now.In(loc)
-	today := time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
+	today := Midnight(n.Year(), n.Month(), n.Day(), loc)
 	f := strings.Fields(strings.ToLower(s))
 	switch {
 	case len(f) == 1 && f[0] == "today":
 		return today, nil
 	case len(f) == 1 && f[0] == "yesterday":
-		return today.AddDate(0, 0, -1), nil
+		return Midnight(n.Year(), n.Month(), n.Day()-1, loc), nil
 	case len(f) == 3 && f[2] == "ago":
 		k, err := strconv.Atoi(f[0])
 		if err != nil || k < 0 {
@@ -176,9 +240,9 @@ func ParseBound(s string, loc *time.Location, now time.Time) (time.Time, error) 
 		}
 		switch strings.TrimSuffix(f[1], "s") {
 		case "day":
-			return today.AddDate(0, 0, -k), nil
+			return Midnight(n.Year(), n.Month(), n.Day()-k, loc), nil
 		case "week":
-			return today.AddDate(0, 0, -7*k), nil
+			return Midnight(n.Year(), n.Month(), n.Day()-7*k, loc), nil
 		}
 	}
 	t, err := ParseInstant(s, loc)
@@ -196,7 +260,11 @@ func ParseInstant(s string, loc *time.Location) (time.Time, error) {
 			return t, nil
 		}
 	}
-	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02"} {
+	if d, err := time.Parse("2006-01-02", s); err == nil {
+		// A date is the day's first instant, which is not 00:00 where midnight is in a gap.
+		return Midnight(d.Year(), d.Month(), d.Day(), loc), nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
 		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return t, nil
 		}
