@@ -2,7 +2,9 @@
 # so the build needs gcc and the image glibc: Debian slim, not a static distroless base.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
+# third_party holds the patched iceberg-go go.mod replaces iceberg-go with: go mod download reads it.
 COPY go.mod go.sum ./
+COPY third_party ./third_party
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=1 go build -trimpath -o /out/ldp ./cmd/ldp
