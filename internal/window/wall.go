@@ -43,6 +43,11 @@ func periods(loc *time.Location, from, to time.Time) []period {
 	t := from
 	for {
 		start, end := t.In(loc).ZoneBounds()
+		if !end.IsZero() && !end.After(t) {
+			// Go's ZoneBounds can answer an end at or before t past the tz database's listed
+			// transitions (Africa/Cairo on 31 Dec 2040), and the walk never moved on.
+			end = nextChange(t, to, offset)
+		}
 		p := period{off: offset(t)}
 		if !start.IsZero() {
 			p.lo = start.UTC().Add(max(offset(start.Add(-time.Nanosecond)), p.off))
@@ -56,6 +61,29 @@ func periods(loc *time.Location, from, to time.Time) []period {
 		}
 		t = end
 	}
+}
+
+// nextChange is the first instant after t, up to to, at which offset differs from offset(t)
+// (zero if none), found by stepping and then halving: for when ZoneBounds cannot be trusted.
+func nextChange(t, to time.Time, offset func(time.Time) time.Duration) time.Time {
+	const step = 15 * time.Minute
+	off := offset(t)
+	for lo := t; lo.Before(to); lo = lo.Add(step) {
+		hi := lo.Add(step)
+		if offset(hi) == off {
+			continue
+		}
+		for hi.Sub(lo) > time.Nanosecond {
+			mid := lo.Add(hi.Sub(lo) / 2)
+			if offset(mid) == off {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return hi
+	}
+	return time.Time{}
 }
 
 // margin widens the stretch of history looked at around a window: offsets differ from UTC by

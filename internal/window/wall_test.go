@@ -123,3 +123,30 @@ func TestRepeatedHourIsItsFirstPass(t *testing.T) {
 		t.Errorf("first pass 02:00-02:15 CEST: %s", f)
 	}
 }
+
+// TestInstantPastTheListedTransitions: past the tz database's listed transitions Go's
+// ZoneBounds can answer an end before the time asked (Africa/Cairo on 31 Dec 2040), and the
+// walk of periods never ended. Every zone, around each year's end from 2036 to 2044: Instant
+// returns, and away from a clock change it is the wall-clock time read back.
+func TestInstantPastTheListedTransitions(t *testing.T) {
+	for _, name := range zoneNames(t) {
+		loc, _ := time.LoadLocation(name)
+		for y := 2036; y <= 2044; y++ {
+			for _, wall := range []time.Time{time.Date(y, 12, 31, 22, 0, 0, 0, time.UTC), time.Date(y, 1, 1, 0, 30, 0, 0, time.UTC), time.Date(y, 1, 1, 2, 0, 0, 0, time.UTC)} {
+				done := make(chan time.Time, 1)
+				go func() { done <- Instant(wall, loc) }()
+				var got time.Time
+				select {
+				case got = <-done:
+				case <-time.After(time.Minute):
+					t.Fatalf("%s: Instant(%s) did not return", name, wall.Format("2006-01-02 15:04"))
+				}
+				_, before := got.Add(-3 * time.Hour).In(loc).Zone()
+				_, after := got.Add(3 * time.Hour).In(loc).Zone()
+				if back := got.In(loc).Format("2006-01-02 15:04"); before == after && back != wall.Format("2006-01-02 15:04") {
+					t.Errorf("%s: Instant(%s) = %s, which reads back as %s", name, wall.Format("2006-01-02 15:04"), got, back)
+				}
+			}
+		}
+	}
+}
