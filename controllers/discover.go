@@ -16,8 +16,9 @@ import (
 // folder, every workflow and every dataset config with a schedule (with scheduledOnly, only
 // those with a schedule: what a tick runs). Each file is read and validated once. A file that
 // is not valid is kept, with its problems, so it is reported rather than silently skipped; a
-// JSON or YAML file in a folder that is not a spec, or that has neither a schedule nor a
-// workflow's tasks, is passed over. Files too large to be specs are returned in skipped.
+// JSON or YAML file in a folder that parses but is not a spec, or that has neither a schedule
+// nor a workflow's tasks, is passed over; one that does not parse is kept with its problems.
+// Files too large to be specs are returned in skipped.
 func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []specs.Skipped, err error) {
 	skipped, err = discoverEach(paths, scheduledOnly, func(s Scheduled) { found = append(found, s) })
 	return found, skipped, err
@@ -46,7 +47,10 @@ func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (ski
 		}
 		r := schemas.Validate(data, c.Path)
 		scheduled := r.Doc != nil && hasSchedule(r.Doc)
-		isObject := scheduled || (!scheduledOnly && (c.Explicit || (r.Doc != nil && r.Kind == v1.KindWorkflow)))
+		// A file that does not parse may be a scheduled spec mid-edit: it is reported, as ldp
+		// validate reports it, never taken for one that is gone (ldp watch would stop it).
+		unparsed := r.Doc == nil && len(r.Problems) > 0
+		isObject := scheduled || unparsed || (!scheduledOnly && (c.Explicit || (r.Doc != nil && r.Kind == v1.KindWorkflow)))
 		if !isObject {
 			continue
 		}
