@@ -58,8 +58,9 @@ func (o *watchOptions) Run(ctx context.Context, s *streams) error {
 		if err != nil {
 			return err
 		}
-		srv := &web.Server{Paths: []string{o.args[0]}, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Metrics: w.Metrics, Now: o.clock}
+		srv := &web.Server{Paths: []string{o.args[0]}, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Metrics: w.Metrics, Now: now}
 		w.Log.Info("serving the status page", "url", "http://"+ln.Addr().String()+"/")
+		srv.Now = o.clock // the page plans at the watcher's instant (the hidden --now)
 		go web.Serve(ctx, ln, srv.Handler())
 	}
 	return w.Run(ctx)
