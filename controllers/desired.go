@@ -69,11 +69,7 @@ func (d Desired) Windows(wf *Object) ([]v1.LogicalWindow, error) {
 	if wf.Schedule == "" {
 		return nil, ldperr.Configf(wf.File, "has no schedule, so no window is due: pass --window or --from")
 	}
-	w, err := DueWindow(wf, d.Now)
-	if err != nil {
-		return nil, err
-	}
-	return []v1.LogicalWindow{w}, nil
+	return DueWindows(Scheduled{Path: wf.File, WF: wf, Catchup: wf.Catchup, Start: wf.Start}, d.Now)
 }
 
 // DueWindow is the window the latest fire of wf's schedule at or before now owns: with a window

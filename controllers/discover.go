@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/schemas"
 )
@@ -16,8 +15,9 @@ import (
 // folder, every workflow and every dataset config with a schedule (with scheduledOnly, only
 // those with a schedule: what a tick runs). Each file is read and validated once. A file that
 // is not valid is kept, with its problems, so it is reported rather than silently skipped; a
-// JSON or YAML file in a folder that is not a spec, or that has neither a schedule nor a
-// workflow's tasks, is passed over. Files too large to be specs are returned in skipped.
+// JSON or YAML file in a folder that parses but is not a spec, or that has neither a schedule
+// nor a workflow's tasks, is passed over; one that does not parse is kept with its problems.
+// Files too large to be specs are returned in skipped.
 func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []specs.Skipped, err error) {
 	skipped, err = discoverEach(paths, scheduledOnly, func(s Scheduled) { found = append(found, s) })
 	return found, skipped, err
@@ -32,6 +32,7 @@ func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (ski
 		return nil, err
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Path < cands[j].Path })
+	var names specs.Names
 	for _, c := range cands {
 		if c.TooLarge && !c.Explicit {
 			skipped = append(skipped, specs.Skipped{Path: c.Path, Reason: fmt.Sprintf("larger than the %d-byte limit for spec files, so it is not read as one", v1.MaxSpecBytes)})
@@ -45,8 +46,11 @@ func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (ski
 			continue
 		}
 		r := schemas.Validate(data, c.Path)
-		scheduled := r.Doc != nil && hasSchedule(r.Doc)
-		isObject := scheduled || (!scheduledOnly && (c.Explicit || (r.Doc != nil && r.Kind == v1.KindWorkflow)))
+		scheduled := r.Doc != nil && specs.HasSchedule(r.Doc)
+		// A file that does not parse may be a scheduled spec mid-edit: it is reported, as ldp
+		// validate reports it, never taken for one that is gone (ldp watch would stop it).
+		unparsed := r.Doc == nil && len(r.Problems) > 0
+		isObject := scheduled || unparsed || (!scheduledOnly && (c.Explicit || (r.Doc != nil && r.Kind == v1.KindWorkflow)))
 		if !isObject {
 			continue
 		}
@@ -67,20 +71,14 @@ func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (ski
 			each(s)
 			continue
 		}
+		line, col := r.Position("identifier")
+		if dup := names.Claim(c.Path, r.Kind, wf.Name, line, col); dup != nil {
+			s.Problems = []schemas.Problem{*dup} // the folder's first file of that name runs
+			each(s)
+			continue
+		}
 		s.WF, s.Catchup, s.Start = wf, wf.Catchup, wf.Start
 		each(s)
 	}
 	return skipped, nil
-}
-
-func hasSchedule(doc map[string]any) bool {
-	md, _ := doc["metadata"].(map[string]any)
-	if s, ok := md["schedule"].(string); ok && s != "" {
-		return true
-	}
-	if k, _ := doc["kind"].(string); k == v1.KindWorkflow {
-		return false
-	}
-	w, _ := doc["when"].(string)
-	return cronx.ScheduleOfWhen(w) != ""
 }

@@ -29,8 +29,8 @@ type Request struct {
 	Paths   []string
 	Objects []Scheduled
 	// The desired windows: Window (one), From and To (a range), or, with neither, the windows
-	// due by each object's schedule at Now: the latest fire's, or with Due every window a tick
-	// runs (catch-up since the object's start).
+	// due by each object's schedule at Now (DueWindows: the latest fire's, or with catch-up
+	// every fire's since the object's start). Due discovers only scheduled files, as a tick.
 	Window   string
 	From, To string
 	Now      time.Time
@@ -191,7 +191,9 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileRes
 func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled, req Request) ([]WindowPlan, error) {
 	var windows []v1.LogicalWindow
 	var err error
-	if req.Due && req.Window == "" && req.From == "" {
+	if req.Window == "" && req.From == "" && s.WF.Schedule != "" {
+		// The schedule's windows are the tick's, catch-up included, whatever the entry point:
+		// diff is the plan apply, tick, watch, the page and the controller carry out.
 		windows, err = DueWindows(s, req.Now)
 	} else {
 		windows, err = Desired{Window: req.Window, From: req.From, To: req.To, Now: req.Now}.Windows(s.WF)

@@ -73,6 +73,11 @@ func (o *validateOptions) Run(_ context.Context, s *streams) error {
 		for _, p := range problems {
 			fmt.Fprintln(o.s.Out, p.String())
 		}
+		for _, w := range report.Warnings {
+			w.File = displayPath(w.File)
+			w.Message = "warning: " + w.Message
+			fmt.Fprintln(o.s.Out, w.String())
+		}
 		fmt.Fprintln(o.s.Out, summary(report, len(problems)))
 	}
 	if o.s.Getenv("GITHUB_ACTIONS") == "true" {
@@ -113,6 +118,7 @@ type validateJSON struct {
 	Files    []fileJSON                `json:"files"`
 	Skipped  []controllers.SkippedFile `json:"skipped"`
 	Problems []schemas.Problem         `json:"problems"`
+	Warnings []schemas.Problem         `json:"warnings,omitempty"`
 }
 
 type fileJSON struct {
@@ -129,6 +135,10 @@ func (o *validateOptions) writeJSON(r *controllers.ValidationReport, problems []
 	}
 	for _, f := range r.Files {
 		out.Files = append(out.Files, fileJSON{Path: displayPath(f.Path), Kind: f.Kind, Valid: len(f.Problems) == 0, Problems: len(f.Problems)})
+	}
+	for _, w := range r.Warnings {
+		w.File = displayPath(w.File)
+		out.Warnings = append(out.Warnings, w)
 	}
 	for _, s := range r.Skipped {
 		out.Skipped = append(out.Skipped, controllers.SkippedFile{Path: displayPath(s.Path), Reason: s.Reason})

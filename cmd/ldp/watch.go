@@ -19,12 +19,24 @@ type watchOptions struct {
 	leases           leaseFlags
 	format, httpAddr string
 	maxWindows       int
+	// clock is now, or the instant of the hidden --now (tests pin watch's clock as they pin
+	// diff's and tick's).
+	clock   func() time.Time
+	nowFlag string
 }
 
 func (o *watchOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	if err := oneOf(cmd, "log-format", o.format, "text", "json"); err != nil {
 		return err
+	}
+	o.clock = now
+	if o.nowFlag != "" {
+		t, err := parseNow(o.nowFlag)
+		if err != nil {
+			return usageError(cmd, "%v", err)
+		}
+		o.clock = func() time.Time { return t }
 	}
 	return nil
 }
@@ -38,7 +50,7 @@ func (o *watchOptions) Run(ctx context.Context, s *streams) error {
 	r := runnerFor(s)
 	r.Leases = o.leases.options()
 	w := &controllers.Watcher{Dir: o.args[0], Runner: r, Resync: o.resync, Debounce: o.debounce,
-		MaxWindows: o.maxWindows, Log: slog.New(h), Now: now}
+		MaxWindows: o.maxWindows, Log: slog.New(h), Now: o.clock}
 	if o.httpAddr != "" {
 		// The status page, its API, /metrics and /healthz beside the controller.
 		w.Metrics = controllers.NewMetrics()
@@ -48,6 +60,7 @@ func (o *watchOptions) Run(ctx context.Context, s *streams) error {
 		}
 		srv := &web.Server{Paths: []string{o.args[0]}, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Metrics: w.Metrics, Now: now, Hosts: web.NamesOf(o.httpAddr)}
 		w.Log.Info("serving the status page", "url", "http://"+ln.Addr().String()+"/")
+		srv.Now = o.clock // the page plans at the watcher's instant (the hidden --now)
 		go web.Serve(ctx, ln, srv.Handler())
 	}
 	return w.Run(ctx)
@@ -82,5 +95,7 @@ ldp exits 0.`,
 	cmd.Flags().StringVar(&o.httpAddr, "http", "", "serve the status page, its API, Prometheus /metrics and /healthz on this address (127.0.0.1:PORT)")
 	cmd.Flags().StringVar(&o.httpAddr, "metrics-addr", "", "the same as --http")
 	cmd.Flags().IntVar(&o.maxWindows, "max-windows", 1000, "run at most this many windows per file per reconcile")
+	cmd.Flags().StringVar(&o.nowFlag, "now", "", "reconcile as if it were always this time, ISO-8601 (a test seam)")
+	cmd.Flags().MarkHidden("now")
 	return cmd
 }

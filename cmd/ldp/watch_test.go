@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,5 +244,60 @@ func TestWatchSaysWhatItPassesOverAndWhyWindowsFail(t *testing.T) {
 	}
 	if !strings.Contains(out, "reason") || !strings.Contains(out, "does not exist") {
 		t.Errorf("the failed window's line gives no reason:\n%s", out)
+	}
+}
+
+// A YAML syntax error is not a deletion: the file is reported with its position, its last
+// valid version stays in force, and the page lists it as invalid.
+func TestWatchKeepsASpecWithASyntaxError(t *testing.T) {
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	specs := filepath.Join(l.dir, "specs")
+	os.MkdirAll(specs, 0o755)
+	spec := filepath.Join(specs, "orders.yaml")
+	writeAtomically(t, spec, `identifier: orders
+metadata:
+  schedule: "@daily"
+  window: {size: day}
+  retries: {max_attempts: 1}
+  source: {format: CSV, path: "drops/orders_{window_start:%Y-%m-%d}.csv"}
+  target: {name: orders, format: ICEBERG, catalog: {identifier: shop}}
+`)
+	addr := freePort(t)
+	logs := &syncBuffer{}
+	w := l.cmd(nil, "watch", "specs", "--resync", "1s", "--debounce", "100ms", "--http", addr)
+	w.Stdout, w.Stderr = logs, logs
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Process.Kill()
+	waitFor(t, "the watcher to start", 60*time.Second, func() bool { return strings.Contains(logs.String(), "reconciled") }, logs)
+
+	writeAtomically(t, spec, "identifier: orders\nmetadata:\n  schedule: \"@daily\n  window: [day\n")
+	waitFor(t, "the syntax error to be reported", 60*time.Second, func() bool {
+		return strings.Contains(logs.String(), "keeping the last valid version in force")
+	}, logs)
+	out := logs.String()
+	if strings.Contains(out, "no longer scheduled") {
+		t.Errorf("a syntax error was taken for a deletion:\n%s", out)
+	}
+	if !regexp.MustCompile(`level=ERROR msg="invalid spec" problem="[^"]*orders\.yaml:\d+:\d+: [^"]+"`).MatchString(out) {
+		t.Errorf("the syntax error's line does not say file:line:col: what:\n%s", out)
+	}
+	resp, err := http.Get("http://" + addr + "/api/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep struct {
+		Invalid []struct {
+			File     string   `json:"file"`
+			Problems []string `json:"problems"`
+		} `json:"invalid"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Invalid) != 1 || !strings.HasSuffix(rep.Invalid[0].File, "orders.yaml") || len(rep.Invalid[0].Problems) == 0 {
+		t.Errorf("the page's invalid list is %+v, want orders.yaml with its problem", rep.Invalid)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/schemas"
 )
@@ -21,6 +22,10 @@ type FileResult struct {
 	// data is the file as it was read and checked: Load decodes these bytes, not a second
 	// read of a file that may have changed meanwhile.
 	data []byte
+	// identifier, at line:col, names the object; scheduled says it has a schedule of its own.
+	identifier string
+	line, col  int
+	scheduled  bool
 }
 
 // Skipped is a file that discovery found and checking passed over, with the reason.
@@ -33,6 +38,9 @@ type Skipped struct {
 type Report struct {
 	Files   []FileResult `json:"files"`
 	Skipped []Skipped    `json:"skipped,omitempty"`
+	// Warnings are what is valid but most likely a mistake: a dataset config scheduled on its
+	// own and also a task of a scheduled workflow loads each window twice.
+	Warnings []schemas.Problem `json:"warnings,omitempty"`
 }
 
 // Problems returns every problem of every file, sorted.
@@ -59,10 +67,11 @@ func (r *Report) Invalid() int {
 type Checker struct {
 	// given are bytes a caller read already, by path: they are checked instead of reading
 	// the file again.
-	given   map[string][]byte
-	results map[string]*FileResult
-	order   []string
-	skipped []Skipped
+	given    map[string][]byte
+	results  map[string]*FileResult
+	order    []string
+	skipped  []Skipped
+	warnings []schemas.Problem
 }
 
 // Check discovers and checks the files under roots.
@@ -147,6 +156,11 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 	res.data = data
 	r := schemas.Validate(data, path)
 	res.Kind = r.Kind
+	if r.Doc != nil {
+		res.identifier, _ = r.Doc["identifier"].(string)
+		res.line, res.col = r.Position("identifier")
+		res.scheduled = HasSchedule(r.Doc)
+	}
 	res.Problems = append(res.Problems, r.Problems...)
 	if r.Kind == v1.KindWorkflow {
 		res.Problems = append(res.Problems, c.tasks(path, &r)...)
@@ -237,6 +251,10 @@ func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
 			if sub.Kind == v1.KindWorkflow {
 				problem("%q is a Workflow; a task names a dataset config (a Pipeline)", rf.rel)
 			}
+			if sub.scheduled && HasSchedule(r.Doc) && len(rf.field) == 3 && rf.field[2] == "pipeline" {
+				c.warnings = append(c.warnings, schemas.Problem{File: path, Line: line, Column: col, Field: fieldString(rf.field),
+					Message: fmt.Sprintf("%q has a schedule of its own and is a task of this scheduled workflow, so two schedules run it (a window both mean is run once, one only the other means is loaded again): remove its metadata.schedule (and when), or the task", rf.rel)})
+			}
 		}
 	}
 	return out
@@ -267,11 +285,19 @@ func fieldString(parts []string) string {
 }
 
 func (c *Checker) report() *Report {
-	r := &Report{Skipped: c.skipped}
+	r := &Report{Skipped: c.skipped, Warnings: schemas.SortProblems(c.warnings)}
 	paths := append([]string(nil), c.order...)
 	sort.Strings(paths)
+	var names Names
 	for _, p := range paths {
-		r.Files = append(r.Files, *c.results[p])
+		f := c.results[p]
+		// An invalid file claims no name: a duplicate would only add noise to its problems.
+		if len(f.Problems) == 0 {
+			if dup := names.Claim(f.Path, f.Kind, f.identifier, f.line, f.col); dup != nil {
+				f.Problems = []schemas.Problem{*dup}
+			}
+		}
+		r.Files = append(r.Files, *f)
 	}
 	sort.Slice(r.Skipped, func(i, j int) bool { return r.Skipped[i].Path < r.Skipped[j].Path })
 	return r
@@ -320,3 +346,17 @@ func (e *InvalidError) Error() string {
 
 // Unwrap makes an InvalidError a *ldperr.ConfigError for errors.As.
 func (e *InvalidError) Unwrap() error { return &ldperr.ConfigError{File: e.Path, Msg: "invalid spec"} }
+
+// HasSchedule says a spec document is scheduled: a metadata.schedule, or for a dataset config
+// the schedule its when label means.
+func HasSchedule(doc map[string]any) bool {
+	md, _ := doc["metadata"].(map[string]any)
+	if s, ok := md["schedule"].(string); ok && s != "" {
+		return true
+	}
+	if k, _ := doc["kind"].(string); k == v1.KindWorkflow {
+		return false
+	}
+	w, _ := doc["when"].(string)
+	return cronx.ScheduleOfWhen(w) != ""
+}
