@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -48,8 +49,10 @@ func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (ski
 		r := schemas.Validate(data, c.Path)
 		scheduled := r.Doc != nil && specs.HasSchedule(r.Doc)
 		// A file that does not parse may be a scheduled spec mid-edit: it is reported, as ldp
-		// validate reports it, never taken for one that is gone (ldp watch would stop it).
-		unparsed := r.Doc == nil && len(r.Problems) > 0
+		// validate reports it, never taken for one that is gone (ldp watch would stop it). Only
+		// one that names an identifier, as every spec does: a data file of JSON lines beside the
+		// specs is no spec, and must not fail a tick.
+		unparsed := r.Doc == nil && len(r.Problems) > 0 && bytes.Contains(data, []byte("identifier"))
 		isObject := scheduled || unparsed || (!scheduledOnly && (c.Explicit || (r.Doc != nil && r.Kind == v1.KindWorkflow)))
 		if !isObject {
 			continue

@@ -11,9 +11,10 @@ import (
 )
 
 // skipDirs are folders discovery never enters, besides those whose name starts with a dot:
-// tools' folders, and testdata, which holds fixtures (invalid specs among them), as Go's
-// tools skip it.
-var skipDirs = map[string]bool{"node_modules": true, "venv": true, "env": true, "site-packages": true, "__pycache__": true, "testdata": true}
+// tools' folders, testdata, which holds fixtures (invalid specs among them), as Go's tools
+// skip it, and vendor and third_party, which hold other projects' files (the YAML of a
+// vendored library is no spec of this project).
+var skipDirs = map[string]bool{"node_modules": true, "venv": true, "env": true, "site-packages": true, "__pycache__": true, "testdata": true, "vendor": true, "third_party": true}
 
 // SkipDir reports whether discovery passes over a folder of this name.
 func SkipDir(name string) bool { return strings.HasPrefix(name, ".") || skipDirs[name] }
