@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,7 +32,9 @@ it ended, when it started, how long it took, the rows it read and wrote, its che
 the snapshot it published. Only the last attempt of each run is shown unless --attempts.
 --run ID shows every event of one run.
 
-The ledger is .ldp/events.jsonl in the folder of the spec or workflow file.`,
+The ledger is .ldp/events.jsonl in the folder of the spec or workflow file; it holds the
+runs of every spec in that folder. A spec shows its own runs, a workflow its tasks', a
+folder or a ledger file all of them.`,
 		Example: `  ldp runs config/orders.json
   ldp runs config/orders.json --attempts --limit 20
   ldp runs config/orders.json --run 01a2c3
@@ -69,6 +72,11 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 		return o.events(events)
 	}
 	runs := controllers.Runs(events, o.attempts)
+	if names, err := controllers.RunsOf(o.target); err != nil {
+		fmt.Fprintf(o.s.Err, "warning: showing every run in %s: %v\n", displayPath(path), err)
+	} else if names != nil {
+		runs = slices.DeleteFunc(runs, func(r controllers.RunSummary) bool { return !slices.Contains(names, r.Pipeline) })
+	}
 	if o.limit > 0 && len(runs) > o.limit {
 		runs = runs[:o.limit]
 	}
