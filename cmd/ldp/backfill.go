@@ -72,7 +72,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 		}
 		o.bo.OnWindow = func(done, total int, w controllers.BackfillWindow) {
 			if why := windowTrouble(w); why != "" {
-				bar.above(fmt.Sprintf("%s/%s  %s: %s", w.Start, w.End, w.Outcome, why))
+				bar.above(fmt.Sprintf("%s/%s  %s: %s%s", w.Start, w.End, w.Outcome, why, inZone(wf.Window.Location, w.Start, w.End)))
 			}
 			bar.update(done, total, string(w.Outcome))
 		}
@@ -82,6 +82,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 			if why := windowTrouble(w); why != "" {
 				line += ": " + why
 			}
+			line += inZone(wf.Window.Location, w.Start, w.End)
 			fmt.Fprintln(s.Out, line)
 		}
 	}

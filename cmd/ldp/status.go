@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -71,7 +72,8 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			fmt.Fprintf(s.Out, "  %-14s %s\n", t.ID, strings.Join(runs, ", then "))
 		}
 		if ob.NextFire != "" {
-			fmt.Fprintf(s.Out, "  next fire   %s\n", ob.NextFire)
+			loc, _ := time.LoadLocation(ob.Timezone)
+			fmt.Fprintf(s.Out, "  next fire   %s%s\n", ob.NextFire, inZone(loc, ob.NextFire))
 		}
 		if ob.Backfill != "" {
 			fmt.Fprintf(s.Out, "  missed      %d %s: %s\n", len(ob.Missed), plural(len(ob.Missed), "window", "windows"), ob.Backfill)
