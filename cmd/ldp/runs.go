@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -72,7 +73,8 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 		return o.events(events)
 	}
 	runs := controllers.Runs(events, o.attempts)
-	if names, err := controllers.RunsOf(o.target); err != nil {
+	names, loc, err := controllers.RunsOf(o.target)
+	if err != nil {
 		fmt.Fprintf(o.s.Err, "warning: showing every run in %s: %v\n", displayPath(path), err)
 	} else if names != nil {
 		runs = slices.DeleteFunc(runs, func(r controllers.RunSummary) bool { return !slices.Contains(names, r.Pipeline) })
@@ -91,7 +93,9 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 		return nil
 	}
 	t := table{header: []string{"RUN", "ATTEMPT", "PIPELINE", "WINDOW", "STATUS", "STARTED (UTC)", "DURATION", "READ", "WRITTEN", "CHECKS", "SNAPSHOT"}}
+	var started []time.Time
 	for _, r := range runs {
+		started = append(started, r.Started)
 		checks := "-"
 		if r.ChecksPassed+r.ChecksFailed > 0 {
 			checks = fmt.Sprintf("%d/%d", r.ChecksPassed, r.ChecksPassed+r.ChecksFailed)
@@ -107,6 +111,7 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 		t.add(r.RunID, strconv.Itoa(r.Attempt), r.Pipeline, orDash(r.Window), r.Status, stamp(r.Started, o.out.format),
 			duration, strconv.FormatInt(r.RowsRead, 10), strconv.FormatInt(r.RowsWritten, 10), checks, snap)
 	}
+	t.withZone(5, loc, started, o.out.format)
 	return t.write(o.s.Out, o.out.format, "run_id", "attempt", "pipeline", "logical_window", "status", "started_utc", "duration_s", "rows_read", "rows_written", "checks", "snapshot_id")
 }
 
