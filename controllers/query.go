@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -43,7 +44,35 @@ func Query(ctx context.Context, path, sql string, snapshot int64) ([]string, [][
 	default:
 		return nil, nil, fmt.Errorf("%s is neither a Pipeline nor a Workflow", path)
 	}
-	return db.Rows(ctx, sql)
+	cols, rows, err := db.Rows(ctx, sql)
+	if err != nil {
+		return nil, nil, unknownTable(ctx, db, path, err)
+	}
+	return cols, rows, nil
+}
+
+// missingTable is DuckDB's refusal of a table it does not know; its "Did you mean" is drawn
+// from its own catalog too, so it offers pg_enum rather than the spec's tables.
+var missingTable = regexp.MustCompile(`Catalog Error: Table with name (\S+) does not exist!`)
+
+// unknownTable is err naming the tables of the spec instead, when err is that refusal.
+func unknownTable(ctx context.Context, db *engine.DB, path string, err error) error {
+	m := missingTable.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	_, views, lerr := db.Rows(ctx, "SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal ORDER BY 1")
+	if lerr != nil {
+		return err
+	}
+	var names []string
+	for _, v := range views {
+		names = append(names, fmt.Sprint(v[0]))
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("no table %q in %s: it has none yet (nothing has been published); run it first", m[1], path)
+	}
+	return fmt.Errorf("no table %q in %s: its tables are %s", m[1], path, strings.Join(names, ", "))
 }
 
 // registerWorkflow registers the Iceberg table of each task of a workflow (loads and SQL

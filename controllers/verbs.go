@@ -206,6 +206,25 @@ func LedgerPath(target string) (string, error) {
 	return ledger.PathFor(target), nil
 }
 
+// RunsOf names the pipelines whose runs belong to target, a spec's own or a workflow's
+// tasks', and the zone of its windows; nil names for a folder or a ledger file, whose every
+// run is its own. A ledger holds the runs of every spec in its folder, so a spec's history is
+// the ledger filtered by these.
+func RunsOf(target string) ([]string, *time.Location, error) {
+	if info, err := os.Stat(target); err != nil || info.IsDir() || strings.HasSuffix(target, ".jsonl") {
+		return nil, nil, err
+	}
+	wf, err := LoadWorkflow(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := []string{wf.Name}
+	for _, p := range wf.Pipelines {
+		names = append(names, p.Identifier)
+	}
+	return names, wf.Window.Location, nil
+}
+
 // ReadLedger reads the ledger at path, with a warning for each line it had to pass over.
 func ReadLedger(path string) ([]LedgerEvent, []string, error) { return ledger.Read(path) }
 

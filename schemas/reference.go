@@ -2,6 +2,8 @@ package schemas
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,6 +71,15 @@ func keyInfos() ([]keyInfo, error) {
 	for it.Next() {
 		walkKeys(it.Value(), "Pipeline.metadata.quality[].("+it.Selector().Unquoted()+")", 0, &out)
 	}
+	// A check's name and the object form of quality sit behind #Quality's list-or-object,
+	// which the walk does not enter.
+	var names []string
+	for it, _ := params.Fields(); it.Next(); {
+		names = append(names, it.Selector().Unquoted())
+	}
+	out = append(out, keyInfo{path: "Pipeline.metadata.quality[].check", typ: "string: one of `" + strings.Join(names, "`, `") + "`", required: true,
+		doc: "The check; the keys it takes besides check are listed under its name."})
+	walkKeys(branch(s.LookupPath(cue.ParsePath("#Quality")), cue.StructKind), "Pipeline.metadata.quality", 0, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	dedup := out[:0]
 	for i, k := range out {
@@ -110,7 +121,64 @@ func walkKeys(v cue.Value, prefix string, depth int, out *[]keyInfo) {
 	}
 }
 
+// enumWords is a pattern that only admits a list of words: ^(a|b)$, or ^(?i:a|b)$ for any case.
+var enumWords = regexp.MustCompile(`^\^\((\?i:)?([a-z0-9_]+(?:\\\[\[1-9\]\[0-9\]\*\\\])?(?:\|[a-z0-9_]+(?:\\\[\[1-9\]\[0-9\]\*\\\])?)*)\)\$$`)
+
+// countArg is how a pattern of words writes a word's positive-number argument: bucket[N].
+const countArg = `\[[1-9][0-9]*\]`
+
+// enumOf lists the strings a key allows, when they are a closed set: literals ("day" |
+// "hour") or a pattern of words (=~"^(?i:csv|json)$", any case, written lower); with
+// anyCase when a pattern takes any case. Nil when the strings are open.
+func enumOf(v cue.Value) (values []string, anyCase bool) {
+	if op, _ := v.Expr(); op == cue.SelectorOp {
+		v = cue.Dereference(v)
+	}
+	args := []cue.Value{v}
+	if op, a := v.Expr(); op == cue.OrOp {
+		args = a
+	}
+	for _, a := range args {
+		if op, _ := a.Expr(); op == cue.SelectorOp {
+			a = cue.Dereference(a)
+		}
+		if a.IncompleteKind() != cue.StringKind {
+			continue
+		}
+		if s, err := a.String(); err == nil && a.IsConcrete() {
+			values = append(values, s)
+			continue
+		}
+		op, pa := a.Expr()
+		if op != cue.RegexMatchOp || len(pa) != 1 {
+			return nil, false
+		}
+		pat, err := pa[0].String()
+		m := enumWords.FindStringSubmatch(pat)
+		if err != nil || m == nil {
+			return nil, false
+		}
+		values = append(values, strings.Split(strings.ReplaceAll(m[2], countArg, "[N]"), "|")...)
+		anyCase = anyCase || m[1] != ""
+	}
+	return slices.Compact(values), anyCase
+}
+
 func typeOf(v cue.Value) string {
+	t := kindsOf(v)
+	if vals, anyCase := enumOf(v); len(vals) > 0 {
+		if t != "string" {
+			t += "; the string"
+		}
+		t += ": one of `" + strings.Join(vals, "`, `") + "`"
+		if anyCase {
+			t += " (any case)"
+		}
+	}
+	return t
+}
+
+func kindsOf(v cue.Value) string {
 	k := v.IncompleteKind()
 	var parts []string
 	switch {

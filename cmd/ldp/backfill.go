@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -56,17 +57,22 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	runner := runnerFor(s)
+	verbose, quiet := chatter(o.cmd)
+	runner.Log = &logLines{w: s.Err, verbose: verbose}
 	switch {
+	case quiet:
+		runner.Log = io.Discard
 	case o.out.JSON() || o.bo.DryRun:
 	case isTerminal(s.Out):
 		// The bar, and above it a line for each window that did not publish, saying why.
 		bar := newProgress(s.Out)
 		if isTerminal(s.Err) {
+			bar.checks = verbose
 			runner.Log = bar
 		}
 		o.bo.OnWindow = func(done, total int, w controllers.BackfillWindow) {
 			if why := windowTrouble(w); why != "" {
-				bar.above(fmt.Sprintf("%s/%s  %s: %s", w.Start, w.End, w.Outcome, why))
+				bar.above(fmt.Sprintf("%s/%s  %s: %s%s", w.Start, w.End, w.Outcome, why, inZone(wf.Window.Location, w.Start, w.End)))
 			}
 			bar.update(done, total, string(w.Outcome))
 		}
@@ -76,6 +82,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 			if why := windowTrouble(w); why != "" {
 				line += ": " + why
 			}
+			line += inZone(wf.Window.Location, w.Start, w.End)
 			fmt.Fprintln(s.Out, line)
 		}
 	}
@@ -88,6 +95,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 		if err := writeJSON(s.Out, withExitCode{res, outcomeCode(res.Outcome)}); err != nil {
 			return err
 		}
+	case quiet:
 	case o.bo.DryRun:
 		for _, w := range res.Windows {
 			fmt.Fprintf(s.Out, "%s/%s  %-9s  %s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "))

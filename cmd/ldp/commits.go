@@ -34,7 +34,9 @@ func (o *commitsOptions) Run(ctx context.Context, s *streams) error {
 		return writeJSON(s.Out, rows)
 	}
 	t := table{header: []string{"SNAPSHOT", "COMMITTED (UTC)", "KEY", "RUN", "ATTEMPT", "WINDOW", "ROWS"}}
+	var times []time.Time
 	for _, r := range rows {
+		times = append(times, time.UnixMilli(r.TimestampMs))
 		attempt, added := "-", "-"
 		if r.Attempt > 0 {
 			attempt = strconv.Itoa(r.Attempt)
@@ -44,6 +46,10 @@ func (o *commitsOptions) Run(ctx context.Context, s *streams) error {
 		}
 		t.add(strconv.FormatInt(r.SnapshotID, 10), stamp(time.UnixMilli(r.TimestampMs), o.out.format),
 			r.Key, r.RunID, attempt, orDash(r.Window), added)
+	}
+	if p, err := controllers.LoadPipeline(o.args[0]); err == nil {
+		loc, _ := controllers.PipelineLocation(p)
+		t.withZone(1, loc, times, o.out.format)
 	}
 	return t.write(s.Out, o.out.format, "snapshot_id", "committed_utc", "idempotency_key", "run_id", "attempt", "logical_window", "rows_added")
 }

@@ -107,7 +107,7 @@ dbt's own output goes to standard error.`, controllers.DbtConfigFile, command, w
 		Args: exactArgs(1, "name the dbt project folder, for example: ldp dbt "+command+" models/"),
 		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&o.win, "window", "", "the window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&o.win, "window", "", "the window: a date (that day in the spec's zone), START/END, yesterday, last-week or last-month")
 	cmd.Flags().StringVar(&o.tz, "timezone", "UTC", "the time zone the window is read in")
 	cmd.Flags().StringSliceVar(&o.sel, "select", nil, "dbt's --select")
 	cmd.Flags().StringSliceVar(&o.excl, "exclude", nil, "dbt's --exclude")

@@ -75,7 +75,7 @@ run, 1 an error.`,
 // rows (diff's is, so it offers csv).
 func addReconcileFlags(cmd *cobra.Command, f *reconcileFlags, rows bool) {
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "a workflow, a dataset config, or a folder of them (repeatable)")
-	cmd.Flags().StringVar(&f.window, "window", "", "one window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&f.window, "window", "", "one window: a date (that day in the spec's zone), START/END, yesterday, last-week or last-month")
 	cmd.Flags().StringVar(&f.from, "from", "", "the first window of a range: a date, an ISO-8601 time, or a day counted back (yesterday, \"7 days ago\")")
 	cmd.Flags().StringVar(&f.to, "to", "", "the end of a range (default: the end of the last complete window)")
 	cmd.Flags().StringVar(&f.now, "now", "", "the time to plan at, ISO-8601 (default: now)")

@@ -65,6 +65,18 @@ func stamp(t time.Time, format string) string {
 	return t.UTC().Format(time.DateTime)
 }
 
+// withZone adds to a text table, after its column at, that column's times in loc (the spec's
+// zone), when loc is not UTC; times holds each row's. CSV and JSON keep UTC alone.
+func (t *table) withZone(at int, loc *time.Location, times []time.Time, format string) {
+	if format != outText || loc == nil || loc.String() == "UTC" {
+		return
+	}
+	t.header = slices.Insert(t.header, at+1, strings.Replace(t.header[at], "(UTC)", "("+loc.String()+")", 1))
+	for i, r := range t.rows {
+		t.rows[i] = slices.Insert(r, at+1, times[i].In(loc).Format("2006-01-02 15:04:05 MST"))
+	}
+}
+
 // table is data as rows of cells, printed aligned under a header (text) or as CSV. CSV has the
 // same columns with machine-friendly headers and no dashes for missing cells.
 type table struct {

@@ -70,7 +70,7 @@ Exit status: 0 when the plan holds no error, 1 otherwise.`,
 		Args: exactArgs(1, "name the Pipeline spec to plan, for example: ldp plan orders.json --window yesterday"),
 		RunE: runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&o.win, "window", "", "the logical window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&o.win, "window", "", "the logical window: a date (that day in the spec's zone), START/END, yesterday, last-week or last-month")
 	addOutput(cmd, &o.out, false)
 	return cmd
 }

@@ -30,6 +30,8 @@ type progress struct {
 	// bar is the line last drawn ("" before the first and after the last update).
 	bar     string
 	partial []byte
+	// checks passes check lines above the bar too (-v).
+	checks bool
 }
 
 func newProgress(w io.Writer) *progress {
@@ -76,8 +78,8 @@ func (p *progress) aboveLocked(line string) {
 }
 
 // Write takes log lines (a run's check lines and warnings) for the terminal the bar is on: a
-// check line is left out, as the window's own line says what failed; any other line goes
-// above the bar.
+// check line is left out unless -v, as the window's own line says what failed; any other line
+// goes above the bar.
 func (p *progress) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -89,7 +91,7 @@ func (p *progress) Write(b []byte) (int, error) {
 		}
 		line := string(p.partial[:i])
 		p.partial = p.partial[i+1:]
-		if !isCheckLine(line) {
+		if p.checks || !isCheckLine(line) {
 			p.aboveLocked(line)
 		}
 	}

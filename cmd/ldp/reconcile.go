@@ -49,6 +49,8 @@ type objectPlan struct {
 	Name    string                   `json:"name"`
 	File    string                   `json:"file"`
 	Windows []controllers.WindowPlan `json:"windows"`
+	// Loc is the zone of the object's windows, in which the text shows them beside UTC.
+	Loc *time.Location `json:"-"`
 }
 
 // plansOf are the plans of the objects that could be planned, with display paths.
@@ -58,7 +60,11 @@ func plansOf(res *controllers.ReconcileResult) []objectPlan {
 		if o.Err != nil || len(o.Problems) > 0 {
 			continue
 		}
-		out = append(out, objectPlan{Name: o.Name, File: displayPath(o.File), Windows: o.Windows})
+		op := objectPlan{Name: o.Name, File: displayPath(o.File), Windows: o.Windows}
+		if o.WF != nil {
+			op.Loc = o.WF.Window.Location
+		}
+		out = append(out, op)
 	}
 	return out
 }
@@ -137,7 +143,7 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 			case wp.Action == v1.ActionWait:
 				note += ", retry due " + wp.RetryAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(w, "  %s/%s  %s%s -> %s\n", wp.Start, wp.End, wp.State, note, wp.Action)
+			fmt.Fprintf(w, "  %s/%s  %s%s -> %s%s\n", wp.Start, wp.End, wp.State, note, wp.Action, inZone(op.Loc, wp.Start, wp.End))
 			if !wp.Runs() {
 				continue
 			}

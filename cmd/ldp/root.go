@@ -41,7 +41,8 @@ Declare Pipelines and Workflows in spec files, then:
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetVersionTemplate(fmt.Sprintf("ldp {{.Version}} (%s %s/%s)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH))
-	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr (and every check of a backfill or watch, not only the failed)")
+	root.PersistentFlags().BoolP("quiet", "q", false, "backfill and watch print only errors: no progress, no check or window lines")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
 	})
@@ -100,6 +101,14 @@ func (l *levelWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return l.w.Write(p)
+}
+
+// chatter is how much a command that runs many windows says: -v every check, -q nothing
+// but errors.
+func chatter(cmd *cobra.Command) (verbose, quiet bool) {
+	verbose, _ = cmd.Flags().GetBool("verbose")
+	quiet, _ = cmd.Flags().GetBool("quiet")
+	return verbose, quiet
 }
 
 // usageError is an error in how a command was called.

@@ -57,7 +57,7 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
 		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.mode, "mode", "", "write mode, instead of the spec's: append, overwrite or upsert")
-	cmd.Flags().StringVar(&o.window, "window", "", "the logical window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&o.window, "window", "", "the logical window: a date (that day in the spec's zone), START/END, yesterday, last-week or last-month")
 	cmd.Flags().StringVar(&o.runID, "run-id", "", "the run's id, kept by every retry (default: a new one)")
 	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run; attempt N fences attempts 1..N-1")
 	cmd.Flags().StringVar(&o.key, "idempotency-key", "", "publish under this key instead of the window's (to redo a window)")

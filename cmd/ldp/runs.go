@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +33,9 @@ it ended, when it started, how long it took, the rows it read and wrote, its che
 the snapshot it published. Only the last attempt of each run is shown unless --attempts.
 --run ID shows every event of one run.
 
-The ledger is .ldp/events.jsonl in the folder of the spec or workflow file.`,
+The ledger is .ldp/events.jsonl in the folder of the spec or workflow file; it holds the
+runs of every spec in that folder. A spec shows its own runs, a workflow its tasks', a
+folder or a ledger file all of them.`,
 		Example: `  ldp runs config/orders.json
   ldp runs config/orders.json --attempts --limit 20
   ldp runs config/orders.json --run 01a2c3
@@ -69,6 +73,12 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 		return o.events(events)
 	}
 	runs := controllers.Runs(events, o.attempts)
+	names, loc, err := controllers.RunsOf(o.target)
+	if err != nil {
+		fmt.Fprintf(o.s.Err, "warning: showing every run in %s: %v\n", displayPath(path), err)
+	} else if names != nil {
+		runs = slices.DeleteFunc(runs, func(r controllers.RunSummary) bool { return !slices.Contains(names, r.Pipeline) })
+	}
 	if o.limit > 0 && len(runs) > o.limit {
 		runs = runs[:o.limit]
 	}
@@ -83,7 +93,9 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 		return nil
 	}
 	t := table{header: []string{"RUN", "ATTEMPT", "PIPELINE", "WINDOW", "STATUS", "STARTED (UTC)", "DURATION", "READ", "WRITTEN", "CHECKS", "SNAPSHOT"}}
+	var started []time.Time
 	for _, r := range runs {
+		started = append(started, r.Started)
 		checks := "-"
 		if r.ChecksPassed+r.ChecksFailed > 0 {
 			checks = fmt.Sprintf("%d/%d", r.ChecksPassed, r.ChecksPassed+r.ChecksFailed)
@@ -99,6 +111,7 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 		t.add(r.RunID, strconv.Itoa(r.Attempt), r.Pipeline, orDash(r.Window), r.Status, stamp(r.Started, o.out.format),
 			duration, strconv.FormatInt(r.RowsRead, 10), strconv.FormatInt(r.RowsWritten, 10), checks, snap)
 	}
+	t.withZone(5, loc, started, o.out.format)
 	return t.write(o.s.Out, o.out.format, "run_id", "attempt", "pipeline", "logical_window", "status", "started_utc", "duration_s", "rows_read", "rows_written", "checks", "snapshot_id")
 }
 

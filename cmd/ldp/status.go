@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +21,9 @@ type statusOptions struct {
 
 func (o *statusOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.paths = args
+	if len(o.paths) == 0 {
+		o.paths = []string{"."}
+	}
 	return o.out.validate(cmd)
 }
 
@@ -34,6 +39,9 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 	if o.out.JSON() {
 		return writeJSON(s.Out, rep)
 	}
+	if o.out.format == outCSV {
+		return statusCSV(s, rep)
+	}
 	for _, inv := range rep.Invalid {
 		fmt.Fprintf(s.Out, "%s: not valid\n", displayPath(inv.File))
 		for _, p := range inv.Problems {
@@ -41,7 +49,7 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 		}
 	}
 	for _, ob := range rep.Objects {
-		fmt.Fprintf(s.Out, "%s (%s): %d windows: %s\n", ob.Name, displayPath(ob.File), ob.Windows.Count, summaryLine(ob.Summary))
+		fmt.Fprintf(s.Out, "%s (%s): %d %s: %s\n", ob.Name, displayPath(ob.File), ob.Windows.Count, plural(ob.Windows.Count, "window", "windows"), summaryLine(ob.Summary))
 		if ob.Error != "" {
 			fmt.Fprintf(s.Out, "  error: %s\n", ob.Error)
 		}
@@ -64,10 +72,46 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			fmt.Fprintf(s.Out, "  %-14s %s\n", t.ID, strings.Join(runs, ", then "))
 		}
 		if ob.NextFire != "" {
-			fmt.Fprintf(s.Out, "  next fire   %s\n", ob.NextFire)
+			loc, _ := time.LoadLocation(ob.Timezone)
+			fmt.Fprintf(s.Out, "  next fire   %s%s\n", ob.NextFire, inZone(loc, ob.NextFire))
 		}
 		if ob.Backfill != "" {
-			fmt.Fprintf(s.Out, "  missed      %d windows: %s\n", len(ob.Missed), ob.Backfill)
+			fmt.Fprintf(s.Out, "  missed      %d %s: %s\n", len(ob.Missed), plural(len(ob.Missed), "window", "windows"), ob.Backfill)
+		}
+	}
+	if len(rep.Invalid) > 0 {
+		return failedExit()
+	}
+	return nil
+}
+
+// statusCSV prints a row per object, task and state with its count of windows, states in
+// the order the row first reaches them; an invalid spec goes to stderr, and exits 1.
+func statusCSV(s *streams, rep *controllers.StatusReport) error {
+	t := table{header: []string{"object", "file", "kind", "task", "state", "windows"}}
+	for _, ob := range rep.Objects {
+		for _, task := range ob.Tasks {
+			var order []string
+			n := map[string]int{}
+			for _, c := range task.Cells {
+				st := string(c.State)
+				if _, ok := n[st]; !ok {
+					order = append(order, st)
+				}
+				n[st] += c.Count
+			}
+			for _, st := range order {
+				t.add(ob.Name, displayPath(ob.File), ob.Kind, task.ID, st, strconv.Itoa(n[st]))
+			}
+		}
+	}
+	if err := t.write(s.Out, outCSV); err != nil {
+		return err
+	}
+	for _, inv := range rep.Invalid {
+		fmt.Fprintf(s.Err, "%s: not valid\n", displayPath(inv.File))
+		for _, p := range inv.Problems {
+			fmt.Fprintln(s.Err, "  "+p)
 		}
 	}
 	if len(rep.Invalid) > 0 {
@@ -87,21 +131,24 @@ func summaryLine(m map[string]int) string {
 func newStatusCmd(s *streams) *cobra.Command {
 	o := &statusOptions{}
 	cmd := &cobra.Command{
-		Use:   "status FILE|DIR...",
+		Use:   "status [FILE|DIR...]",
 		Short: "Show every object's windows by task and state: what the status page (ldp ui) shows",
 		Long: `For each workflow and scheduled dataset config, a row per task (in run order) and a column
 per window: every fire's since its start, or since the first window its ledger holds.
 Each cell is published, missing, unfinished, blocked (a data gate), failed, retrying (a retry
 is due), upstream_failed or skipped, as ldp diff's plan and the ledger say. -o json prints
 the report ldp ui's page is drawn from (/api/status): rows run-length encoded by state.
+-o csv prints a row per object, task and state with its count of windows. With no path,
+the current folder.
 
 Exit status: 0, or 1 when a spec is not valid.`,
-		Example: `  ldp status config/
+		Example: `  ldp status
+  ldp status config/
+  ldp status config/ -o csv
   ldp status config/ -o json | jq '.objects[] | {name, summary}'`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: runVerb(o, s),
 	}
-	addOutput(cmd, &o.out, false)
+	addOutput(cmd, &o.out, true)
 	cmd.Flags().StringVar(&o.now, "now", "", "report as if it were this time, ISO-8601 (default: now)")
 	return cmd
 }

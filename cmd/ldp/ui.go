@@ -18,6 +18,9 @@ type uiOptions struct {
 
 func (o *uiOptions) Validate(_ *cobra.Command, args []string) error {
 	o.paths = args
+	if len(o.paths) == 0 {
+		o.paths = []string{"."}
+	}
 	return nil
 }
 
@@ -34,7 +37,7 @@ func (o *uiOptions) Run(ctx context.Context, s *streams) error {
 func newUICmd(s *streams) *cobra.Command {
 	o := &uiOptions{}
 	cmd := &cobra.Command{
-		Use:   "ui FILE|DIR...",
+		Use:   "ui [FILE|DIR...]",
 		Short: "Serve a read-only status page: every object's windows by task and state",
 		Long: `Serve, on --addr (127.0.0.1 unless told otherwise), a page of the objects under the paths:
 for each, a row per task (in run order) and a column per window in its time zone, each cell
@@ -43,10 +46,11 @@ skipped, with a bar of the proportions per object, the next fire, missed windows
 specs with their positions. A cell shows its key, run, attempt, snapshot, rows, checks, error,
 the last lines of its run in the ledger, and the command that runs it again. The page polls
 /api/status (what ldp status -o json prints) and redraws when it changes. /metrics serves
-Prometheus metrics and /healthz answers ok. Nothing on the page writes.`,
-		Example: `  ldp ui config/
+Prometheus metrics and /healthz answers ok. Nothing on the page writes. With no path, the
+current folder.`,
+		Example: `  ldp ui
+  ldp ui config/
   ldp ui ldp-demo --addr 127.0.0.1:8090`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "the address to serve on")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
@@ -21,12 +22,14 @@ type watchOptions struct {
 	maxWindows       int
 	// clock is now, or the instant of the hidden --now (tests pin watch's clock as they pin
 	// diff's and tick's).
-	clock   func() time.Time
-	nowFlag string
+	clock          func() time.Time
+	nowFlag        string
+	verbose, quiet bool
 }
 
 func (o *watchOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
+	o.verbose, o.quiet = chatter(cmd)
 	if err := oneOf(cmd, "log-format", o.format, "text", "json"); err != nil {
 		return err
 	}
@@ -43,11 +46,21 @@ func (o *watchOptions) Validate(cmd *cobra.Command, args []string) error {
 
 func (o *watchOptions) Run(ctx context.Context, s *streams) error {
 	out := redact.Writer{W: s.Err}
-	var h slog.Handler = slog.NewTextHandler(out, nil)
+	opts := &slog.HandlerOptions{}
+	if o.quiet {
+		opts.Level = slog.LevelWarn
+	}
+	var h slog.Handler = slog.NewTextHandler(out, opts)
 	if o.format == "json" {
-		h = slog.NewJSONHandler(out, nil)
+		h = slog.NewJSONHandler(out, opts)
 	}
 	r := runnerFor(s)
+	// The runs' own lines (checks, warnings) as the watch's records: JSON lines only under
+	// --log-format json.
+	r.Log = &logLines{log: slog.New(h), verbose: o.verbose}
+	if o.quiet {
+		r.Log = io.Discard
+	}
 	r.Leases = o.leases.options()
 	w := &controllers.Watcher{Dir: o.args[0], Runner: r, Resync: o.resync, Debounce: o.debounce,
 		MaxWindows: o.maxWindows, Log: slog.New(h), Now: o.clock}

@@ -301,3 +301,55 @@ metadata:
 		t.Errorf("the page's invalid list is %+v, want orders.yaml with its problem", rep.Invalid)
 	}
 }
+
+// TestWatchJSONLogsAreJSONLines: under --log-format json every line on stderr is a JSON record,
+// the runs' check lines too, and only the failed checks are logged (every one with -v).
+func TestWatchJSONLogsAreJSONLines(t *testing.T) {
+	t.Parallel()
+	for _, verbose := range []bool{false, true} {
+		l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+		specs := filepath.Join(l.dir, "specs")
+		os.MkdirAll(specs, 0o755)
+		os.WriteFile(filepath.Join(specs, "orders.csv"), []byte("order_id,amount\n1,10\n"), 0o644)
+		os.WriteFile(filepath.Join(specs, "orders.json"), []byte(`{"identifier": "orders", "metadata": {"schedule": "@daily", "window": {"size": "day"},
+			"retries": {"max_attempts": 1},
+			"source": {"format": "CSV", "path": "orders.csv"},
+			"target": {"name": "orders", "format": "ICEBERG", "catalog": {"identifier": "shop"}},
+			"quality": [{"check": "row_count", "min": 1}, {"check": "range", "column": "amount", "min": 100}]}}`), 0o644)
+		logs := &syncBuffer{}
+		args := []string{"watch", "specs", "--resync", "1s", "--debounce", "100ms", "--log-format", "json"}
+		if verbose {
+			args = append(args, "-v")
+		}
+		w := l.cmd(nil, args...)
+		w.Stderr = logs
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "a reconcile", 60*time.Second, func() bool { return strings.Contains(logs.String(), `"msg":"reconciled"`) }, logs)
+		w.Process.Kill()
+		w.Wait()
+		out := logs.String()
+		var failed, passed int
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("a line of --log-format json is not JSON: %q\n%s", line, out)
+			}
+			if rec["msg"] == "check" {
+				if rec["passed"] == true {
+					passed++
+				} else {
+					failed++
+				}
+			}
+		}
+		wantPassed := 0
+		if verbose {
+			wantPassed = 1
+		}
+		if failed != 1 || passed != wantPassed {
+			t.Errorf("with -v %v: %d failed and %d passed check records, want 1 and %d:\n%s", verbose, failed, passed, wantPassed, out)
+		}
+	}
+}

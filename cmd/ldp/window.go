@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,6 +21,23 @@ func parseWindow(p *v1.Pipeline, s string) (v1.LogicalWindow, error) {
 		return v1.LogicalWindow{}, err
 	}
 	return controllers.ParseWindow(s, loc, now())
+}
+
+// inZone writes instants (RFC 3339, as the plans hold them) in loc, to print beside their UTC:
+// "" when loc is UTC, else "  (2026-10-25 00:00 CEST to 2026-10-26 00:00 CET, Europe/Paris)".
+func inZone(loc *time.Location, instants ...string) string {
+	if loc == nil || loc.String() == "UTC" {
+		return ""
+	}
+	var local []string
+	for _, s := range instants {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return ""
+		}
+		local = append(local, t.In(loc).Format("2006-01-02 15:04 MST"))
+	}
+	return "  (" + strings.Join(local, " to ") + ", " + loc.String() + ")"
 }
 
 func describeWindow(p *v1.Pipeline, w v1.LogicalWindow) string {

@@ -65,7 +65,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 		Args:    exactArgs(1, "name the workflow file, for example: ldp workflow run workflow.json --window yesterday"),
 		RunE:    runVerb(o, s),
 	}
-	cmd.Flags().StringVar(&o.win, "window", "", "the window: START/END, yesterday, last-week or last-month")
+	cmd.Flags().StringVar(&o.win, "window", "", "the window: a date (that day in the spec's zone), START/END, yesterday, last-week or last-month")
 	cmd.Flags().StringVar(&o.runID, "run-id", "", "continue this run (default: a new one)")
 	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run")
 	addOutput(cmd, &o.out, false)

@@ -936,6 +936,10 @@ func (r *run) emptyError() error {
 		}
 		what += ")"
 	}
+	if change, ok := window.SecondPass(r.opts.Window, r.win.Location); ok && r.win.Column != "" && !strings.Contains(r.colType, "TIME ZONE") {
+		what += fmt.Sprintf(": the window is in the second pass of the hour the clock repeats at %s in %s, and %s's times without a zone there were read as the first pass, so no row can fall in it (docs/data-plane.md, \"Timestamps without a zone\")",
+			change.In(r.win.Location).Format("2006-01-02 15:04"), r.win.Location, r.win.Column)
+	}
 	hint := `; if an empty window is valid, set "allow_empty": true in metadata.source (a keyed run then publishes it with no rows)`
 	return fmt.Errorf("%w: %s, and an empty batch is not published%s, or add a row_count check with a min to hold it back as a data gate", lake.ErrNoData, what, hint)
 }

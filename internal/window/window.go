@@ -200,8 +200,12 @@ func Parse(s string, loc *time.Location, now time.Time) (v1.LogicalWindow, error
 		return v1.LogicalWindow{Start: Midnight(n.Year(), n.Month()-1, 1, loc), End: Midnight(n.Year(), n.Month(), 1, loc)}, nil
 	}
 	a, b, ok := strings.Cut(s, "/")
+	if day, err := time.ParseInLocation(time.DateOnly, strings.TrimSpace(s), loc); !ok && err == nil {
+		// A date alone is that day in the spec's zone, as the day's window of a tick is.
+		return v1.LogicalWindow{Start: day, End: day.AddDate(0, 0, 1)}, nil
+	}
 	if !ok {
-		return v1.LogicalWindow{}, fmt.Errorf("window %q: write START/END (ISO-8601, for example 2026-08-01/2026-08-02) or yesterday, last-week or last-month", s)
+		return v1.LogicalWindow{}, fmt.Errorf("window %q: write a date (the day in the spec's zone), START/END (ISO-8601, for example 2026-08-01/2026-08-02) or yesterday, last-week or last-month", s)
 	}
 	start, err := ParseInstant(a, loc)
 	if err != nil {
@@ -282,4 +286,22 @@ func Describe(w v1.LogicalWindow, loc *time.Location) string {
 		return w.String()
 	}
 	return fmt.Sprintf("%s (%s, %s)", w.String(), local, loc)
+}
+
+// SecondPass reports whether w lies in the second pass of an hour loc's clock repeats (an
+// autumn change), and the instant that pass began: a wall-clock time there is read as its
+// first pass (docs/data-plane.md, "Timestamps without a zone"), so such a window keeps no rows
+// of a column without a zone.
+func SecondPass(w v1.LogicalWindow, loc *time.Location) (time.Time, bool) {
+	if loc == nil || w.IsZero() {
+		return time.Time{}, false
+	}
+	change, _ := w.Start.In(loc).ZoneBounds()
+	if change.IsZero() {
+		return time.Time{}, false
+	}
+	_, before := change.Add(-time.Second).Zone()
+	_, after := change.Zone()
+	back := time.Duration(before-after) * time.Second
+	return change, back > 0 && !w.Start.Before(change) && !w.End.After(change.Add(back))
 }

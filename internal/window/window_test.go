@@ -200,3 +200,26 @@ func TestFilter(t *testing.T) {
 		t.Error("a VARCHAR window column was accepted")
 	}
 }
+
+func TestSecondPass(t *testing.T) {
+	paris, _ := time.LoadLocation("Europe/Paris")
+	ny, _ := time.LoadLocation("America/New_York")
+	at := func(s string) time.Time { t, _ := time.Parse(time.RFC3339, s); return t }
+	for _, c := range []struct {
+		loc        *time.Location
+		start, end string
+		want       bool
+	}{
+		{paris, "2026-10-25T01:00:00Z", "2026-10-25T02:00:00Z", true},
+		{paris, "2026-10-25T01:15:00Z", "2026-10-25T01:30:00Z", true},
+		{paris, "2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z", false}, // the first pass
+		{paris, "2026-10-24T22:00:00Z", "2026-10-25T23:00:00Z", false}, // the whole day
+		{paris, "2026-03-29T01:00:00Z", "2026-03-29T02:00:00Z", false}, // spring: nothing repeats
+		{ny, "2026-11-01T06:00:00Z", "2026-11-01T07:00:00Z", true},
+		{time.UTC, "2026-10-25T01:00:00Z", "2026-10-25T02:00:00Z", false},
+	} {
+		if _, got := SecondPass(v1.LogicalWindow{Start: at(c.start), End: at(c.end)}, c.loc); got != c.want {
+			t.Errorf("SecondPass(%s/%s in %s) = %v, want %v", c.start, c.end, c.loc, got, c.want)
+		}
+	}
+}
