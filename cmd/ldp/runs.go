@@ -44,6 +44,7 @@ The ledger is .ldp/events.jsonl in the folder of the spec or workflow file.`,
 	cmd.Flags().StringVar(&o.run, "run", "", "show every event of the run whose id starts with this")
 	cmd.Flags().BoolVar(&o.attempts, "attempts", false, "show every attempt, not only the last of each run")
 	addOutput(cmd, &o.out, true)
+	cmd.AddCommand(newRunsForgetCmd(s))
 	return cmd
 }
 
