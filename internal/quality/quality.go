@@ -139,7 +139,7 @@ func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check,
 	for _, c := range cols {
 		types[strings.ToLower(c.Name)] = c.Type
 	}
-	if err := checkColumns(checks, cols, types); err != nil {
+	if err := CheckColumns(checks, cols); err != nil {
 		return nil, err
 	}
 	if qc.Location == nil {
@@ -197,11 +197,15 @@ func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check,
 	return rep, nil
 }
 
-// checkColumns refuses checks that name a column the batch does not have: the spec is wrong,
+// CheckColumns refuses checks that name a column the batch does not have: the spec is wrong,
 // not the data, so it is a ConfigError (exit 1) with a did-you-mean, never a data gate that
 // waits for data that cannot fix it. The schema check is the exception: a missing column is
 // what it looks for.
-func checkColumns(checks []v1.Check, cols []engine.Column, types map[string]string) error {
+func CheckColumns(checks []v1.Check, cols []engine.Column) error {
+	types := map[string]string{}
+	for _, c := range cols {
+		types[strings.ToLower(c.Name)] = c.Type
+	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.Name
