@@ -181,7 +181,7 @@ func noSource(wf *Object, windows []BackfillWindow) int {
 			if t.Kind() != v1.TaskPipeline || p == nil {
 				continue
 			}
-			if pl, err := pipeline.MakePlan(p, bw.plan.Window); err == nil && pl.SourcePath != "" && !pl.SourceExists {
+			if path, ok := pipeline.SourceFile(p, bw.plan.Window); path != "" && !ok {
 				n++
 				break
 			}

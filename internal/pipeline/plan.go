@@ -154,6 +154,24 @@ func selectsNoRows(p *v1.Pipeline) string {
 	return fmt.Sprintf("%s appends on schedule %s but selects no rows per window: every window would load the whole source again; add a {window_start:FORMAT} placeholder to metadata.source.path or a metadata.window.column", p.Identifier, sched)
 }
 
+// SourceFile is the source file of p for window w, and whether it is there; "" for a source
+// that is not a file.
+func SourceFile(p *v1.Pipeline, w v1.LogicalWindow) (string, bool) {
+	src := p.Metadata.Source
+	if strings.EqualFold(src.Format, "ICEBERG") {
+		return "", false
+	}
+	ws, err := window.SpecOf(p.Metadata.Window)
+	if err != nil {
+		return "", false
+	}
+	path, err := window.FillPath(src.Path, w, ws.Location)
+	if err != nil {
+		return "", false
+	}
+	return path, sourceExists(resolvePath(p.BaseDir, path), p)
+}
+
 // checkColumnsOf checks the columns p's checks name against the columns of the local source
 // file at full, as quality.Run does at run time, so ldp plan says what a run would refuse. A
 // transform makes the batch's columns its own, and a source that cannot be read here is the
