@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -43,7 +45,25 @@ type BackfillOptions struct {
 	Parallel int
 	// OnWindow is called when a window is done (for progress).
 	OnWindow func(done, total int, w BackfillWindow)
+	// Confirm, when set, is asked once the plan is made and before anything runs, when
+	// reconcile.Confirm says a range this large asks; false runs nothing (ErrDeclined).
+	Confirm func(BackfillSummary) bool
+	// Terminal and Yes are what reconcile.Confirm decides by: a person can answer, or said yes.
+	Terminal, Yes bool
 }
+
+// ConfirmAbove is how many windows a backfill runs before it asks (reconcile.Confirm).
+const ConfirmAbove = reconcile.ConfirmAbove
+
+// BackfillSummary is what a backfill asks about before it runs a large range.
+type BackfillSummary struct {
+	// Run is how many windows would run, NoSource how many of those have a pipeline whose
+	// source file is not there (each such run fails).
+	Run, NoSource int
+}
+
+// ErrDeclined is a backfill that was asked about and not confirmed: nothing ran.
+var ErrDeclined = errors.New("backfill not confirmed: nothing ran")
 
 // BackfillWindow is one window of a backfill.
 type BackfillWindow struct {
@@ -125,6 +145,20 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 	if o.DryRun {
 		return res, nil
 	}
+	if o.Confirm != nil {
+		sum := BackfillSummary{}
+		for _, bw := range res.Windows {
+			if bw.plan.Action != v1.ActionSkip {
+				sum.Run++
+			}
+		}
+		if reconcile.Confirm(sum.Run, o.Terminal, o.Yes) {
+			sum.NoSource = noSource(wf, res.Windows)
+			if !o.Confirm(sum) {
+				return nil, ErrDeclined
+			}
+		}
+	}
 	if o.StopOnFailure || o.Batch == 1 {
 		r.runInOrder(ctx, wf, res, o)
 	} else {
@@ -138,6 +172,27 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 		res.Outcome = v1.Blocked
 	}
 	return res, nil
+}
+
+// noSource counts the windows to run that have a pipeline task whose source file is not there.
+func noSource(wf *Object, windows []BackfillWindow) int {
+	n := 0
+	for _, bw := range windows {
+		if bw.plan.Action == v1.ActionSkip {
+			continue
+		}
+		for _, t := range wf.Tasks {
+			p := wf.Pipelines[t.ID]
+			if t.Kind() != v1.TaskPipeline || p == nil {
+				continue
+			}
+			if path, ok := pipeline.SourceFile(p, bw.plan.Window); path != "" && !ok {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // runInOrder runs the windows one after another, each published on its own; with

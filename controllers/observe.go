@@ -146,6 +146,8 @@ type runEvent struct {
 		Fingerprint string `json:"fingerprint"`
 		// RetryAt is when a failed task is due again, when its run did not wait (task.finished).
 		RetryAt time.Time `json:"retry_at"`
+		// RunIDs are the runs a runs.forgotten event forgets.
+		RunIDs []string `json:"run_ids"`
 	} `json:"payload"`
 }
 
@@ -163,7 +165,7 @@ func runEvents(b []byte) []runEvent {
 		} else {
 			b = nil
 		}
-		if !bytes.Contains(line, []byte(`"type":"workflow.`)) && !bytes.Contains(line, []byte(`"type":"task.finished"`)) {
+		if !bytes.Contains(line, []byte(`"type":"workflow.`)) && !bytes.Contains(line, []byte(`"type":"task.finished"`)) && !bytes.Contains(line, []byte(`"type":"`+ledger.RunsForgotten+`"`)) {
 			continue
 		}
 		var e runEvent
@@ -278,7 +280,25 @@ func (f *runFold) add(events []runEvent) {
 			if r := f.runs[k]; r != nil {
 				r.last.Finished = true
 			}
+		case ledger.RunsForgotten:
+			f.forget(e.Payload.RunIDs)
 		}
+	}
+}
+
+// forget drops the runs ldp runs forget named, as ledger.Read does.
+func (f *runFold) forget(ids []string) {
+	gone := map[string]bool{}
+	for _, id := range ids {
+		gone[id] = true
+	}
+	for k := range f.runs {
+		if gone[k.run] {
+			delete(f.runs, k)
+		}
+	}
+	for wf, runs := range f.byWorkflow {
+		f.byWorkflow[wf] = slices.DeleteFunc(runs, func(r *runState) bool { return gone[r.last.RunID] })
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/controllers/kube"
+	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
 // backfillOptions are the flags and arguments of the command newBackfillCmd builds.
@@ -59,6 +62,9 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 	runner := runnerFor(s)
 	verbose, quiet := chatter(o.cmd)
 	runner.Log = &logLines{w: s.Err, verbose: verbose}
+	// Only a person at a terminal is asked; the answer is read from the command's input.
+	o.bo.Terminal = isTerminal(s.Out) && inputIsTerminal(s.In)
+	o.bo.Confirm = func(sum controllers.BackfillSummary) bool { return confirmRange(s, sum) }
 	switch {
 	case quiet:
 		runner.Log = io.Discard
@@ -87,6 +93,10 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 		}
 	}
 	res, err := runner.Backfill(ctx, wf, o.bo)
+	if errors.Is(err, controllers.ErrDeclined) {
+		fmt.Fprintln(s.Err, "nothing ran: check --from and --to (ldp backfill --dry-run lists the windows)")
+		return ldperr.Silent(ldperr.ExitFailed)
+	}
 	if err != nil {
 		return err
 	}
@@ -130,6 +140,10 @@ Windows run --parallel at a time, and the appends of ready windows are published
 catalog commit, each still its own snapshot with its own key (--batch 1 publishes each window
 in a commit of its own, one window after another, as --stop-on-failure does).
 
+On a terminal, a range that would run more than 100 windows shows how many, and how many of
+them have no source file, and runs only when answered y (--yes skips the question; without a
+terminal nothing is asked).
+
 Exit status: 0 no window failed or was blocked, 3 a data gate is the only problem, 1 otherwise.`,
 		Example: `  ldp backfill workflow.json --from 2026-08-01 --to 2026-09-01
   ldp backfill orders.json --from 2026-08-01 --dry-run
@@ -147,6 +161,7 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 	cmd.Flags().IntVar(&o.bo.MaxWindows, "max-windows", 1000, "refuse a range of more windows than this")
 	cmd.Flags().BoolVar(&o.bo.Replace, "replace", false, "replace every window's rows under its replace key")
 	cmd.Flags().BoolVar(&o.bo.DryRun, "dry-run", false, "print each window with its keys and state, and run nothing")
+	cmd.Flags().BoolVarP(&o.bo.Yes, "yes", "y", false, fmt.Sprintf("run a range of more than %d windows without asking first (only a terminal asks)", controllers.ConfirmAbove))
 	cmd.Flags().BoolVar(&o.bo.StopOnFailure, "stop-on-failure", false, "stop at the first window that fails")
 	cmd.Flags().IntVar(&o.bo.Batch, "batch", 10, "publish up to this many ready windows in one catalog commit (1: each alone, in order)")
 	cmd.Flags().IntVar(&o.bo.Parallel, "parallel", 0, "windows read and checked at once (default: the number of CPUs, at most 8)")
@@ -165,6 +180,28 @@ func counts[K ~string](m map[K]int) string {
 		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// inputIsTerminal reports whether r is a terminal a person can answer on.
+func inputIsTerminal(r io.Reader) bool {
+	w, ok := r.(io.Writer) // an *os.File is both
+	return ok && isTerminal(w)
+}
+
+// confirmRange shows the plan's summary of a large range and asks, as terraform apply does:
+// only "y" or "yes" runs it.
+func confirmRange(s *streams, sum controllers.BackfillSummary) bool {
+	fmt.Fprintf(s.Out, "%d %s would run", sum.Run, plural(sum.Run, "window", "windows"))
+	if sum.NoSource > 0 {
+		fmt.Fprintf(s.Out, ", %d with no source file", sum.NoSource)
+	}
+	fmt.Fprint(s.Out, ". Run them? (y/N; --yes skips this question) ")
+	line, _ := bufio.NewReader(s.In).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true
+	}
+	return false
 }
 
 // windowTrouble says why a window failed, was held back or was not run; "" for one that

@@ -48,6 +48,7 @@ folder or a ledger file all of them.`,
 	cmd.Flags().StringVar(&o.run, "run", "", "show every event of the run whose id starts with this")
 	cmd.Flags().BoolVar(&o.attempts, "attempts", false, "show every attempt, not only the last of each run")
 	addOutput(cmd, &o.out, true)
+	cmd.AddCommand(newRunsForgetCmd(s))
 	return cmd
 }
 

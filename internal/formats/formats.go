@@ -82,6 +82,9 @@ func ReadError(format, path string, opts *v1.ReadOptions, err error) error {
 		}
 	}
 	if m := csvLine.FindStringSubmatch(msg); m != nil {
+		if c := csvConvert.FindStringSubmatch(m[2]); c != nil {
+			return fmt.Errorf("read %w", convertError(path, m[1], c, strings.Contains(m[2], "auto-detected")))
+		}
 		var keep []string
 		for _, l := range strings.Split(m[2], "\n") {
 			l = strings.TrimSpace(l)
@@ -98,6 +101,28 @@ func ReadError(format, path string, opts *v1.ReadOptions, err error) error {
 		return &ReadFailedError{Path: path, Line: m[1], Msg: "malformed CSV row" + detail + moreRagged(path, opts, first), Err: err}
 	}
 	return &ReadFailedError{Path: path, Msg: firstLine(msg), Err: err}
+}
+
+// csvConvert is DuckDB's CSV reader's message about a value its column's type cannot hold:
+// the column, the value, the type, and where the type came from.
+var csvConvert = regexp.MustCompile(`(?s)Error when converting column "((?:[^"]|"")*)"\. Could not convert string "((?:[^"]|"")*)" to '([^']*)'`)
+
+// convertError is a CSV value its column's type cannot hold, as a DataError: file, line,
+// column, type and where the type came from are public, the value is for the terminal only.
+func convertError(path, line string, m []string, sniffed bool) error {
+	n, _ := strconv.ParseInt(line, 10, 64)
+	typ := m[3]
+	why := "ldp set for it"
+	if sniffed {
+		why = fmt.Sprintf("DuckDB detected from the file's first %d rows", sniffRows)
+	}
+	return &ldperr.DataError{
+		File:   path,
+		Line:   n,
+		Column: strings.ReplaceAll(m[1], `""`, `"`),
+		Value:  strings.ReplaceAll(m[2], `""`, `"`),
+		Msg:    fmt.Sprintf("is not a %s, the column's type, which %s: correct the value, or leave it empty for NULL", typ, why),
+	}
 }
 
 // ReadFailedError is a source file that could not be read.

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ldp-dev/ldp/internal/flock"
@@ -50,6 +51,10 @@ const (
 	RunBlockedQuality   = "run.blocked_quality"
 	RunFailed           = "run.failed"
 	RunFinished         = "run.finished"
+	// RunsForgotten (ldp runs forget) names runs, by run_ids, that every read of the ledger
+	// leaves out from then on: the runs of windows run by mistake. The ledger stays
+	// append-only; the forgotten runs' lines are still in the file.
+	RunsForgotten = "runs.forgotten"
 )
 
 // PathFor is the ledger of a spec or workflow file: .ldp/events.jsonl in its folder.
@@ -174,5 +179,50 @@ func ReadFrom(r io.Reader, name string) ([]Event, []string, error) {
 		seen[k] = true
 		out = append(out, e)
 	}
-	return out, warns, sc.Err()
+	return dropForgotten(out), warns, sc.Err()
+}
+
+// dropForgotten leaves out the events of the runs a RunsForgotten event names, and of their
+// tasks' runs (RUN/TASK), wherever they are in the file.
+func dropForgotten(events []Event) []Event {
+	gone := Forgotten(events)
+	if len(gone) == 0 {
+		return events
+	}
+	out := events[:0]
+	for _, e := range events {
+		if !IsForgotten(gone, e.RunID) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Forgotten is the set of run ids the RunsForgotten events among events name.
+func Forgotten(events []Event) map[string]bool {
+	var gone map[string]bool
+	for _, e := range events {
+		if e.Type != RunsForgotten {
+			continue
+		}
+		ids, _ := e.Payload["run_ids"].([]any)
+		for _, id := range ids {
+			if s, ok := id.(string); ok {
+				if gone == nil {
+					gone = map[string]bool{}
+				}
+				gone[s] = true
+			}
+		}
+	}
+	return gone
+}
+
+// IsForgotten reports whether run (a workflow's run, or a task's run RUN/TASK of it) is in gone.
+func IsForgotten(gone map[string]bool, run string) bool {
+	if gone[run] {
+		return true
+	}
+	wf, _, ok := strings.Cut(run, "/")
+	return ok && gone[wf]
 }

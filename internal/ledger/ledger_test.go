@@ -65,3 +65,27 @@ func TestEndpointAndRunUUID(t *testing.T) {
 		t.Errorf("a UUID run id changed: %q", u)
 	}
 }
+
+// TestReadLeavesForgottenRunsOut: a runs.forgotten event hides the events of the runs it
+// names and of their tasks' runs, wherever they are in the file; other runs stay.
+func TestReadLeavesForgottenRunsOut(t *testing.T) {
+	lines := strings.Join([]string{
+		`{"type":"workflow.started","run_id":"a","attempt":1,"seq":0,"payload":{}}`,
+		`{"type":"run.failed","run_id":"a/orders","attempt":1,"seq":1,"payload":{}}`,
+		`{"type":"workflow.started","run_id":"b","attempt":1,"seq":0,"payload":{}}`,
+		`{"type":"runs.forgotten","run_id":"f","attempt":0,"seq":0,"payload":{"run_ids":["a"]}}`,
+		`{"type":"workflow.finished","run_id":"a","attempt":2,"seq":0,"payload":{}}`,
+	}, "\n")
+	events, _, err := ReadFrom(strings.NewReader(lines), "events.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, e.RunID+" "+e.Type)
+	}
+	want := []string{"b workflow.started", "f runs.forgotten"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("events = %v, want %v", got, want)
+	}
+}

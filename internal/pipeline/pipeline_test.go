@@ -88,7 +88,6 @@ func TestEachFailingCheckBlocksTheBatch(t *testing.T) {
 	}
 	failing := map[string]string{
 		"row_count":       `{"check": "row_count", "min": 10}`,
-		"not_null":        `{"check": "not_null", "columns": ["missing_col"]}`,
 		"unique":          `{"check": "unique", "columns": ["city"]}`,
 		"accepted_values": `{"check": "accepted_values", "column": "city", "values": ["NYC"]}`,
 		"range":           `{"check": "range", "column": "fare", "max": 10}`,
@@ -96,6 +95,18 @@ func TestEachFailingCheckBlocksTheBatch(t *testing.T) {
 		"schema":          `{"check": "schema", "columns": {"ride_id": "string"}}`,
 	}
 	now := func() time.Time { return time.Date(2026, 9, 3, 0, 0, 0, 0, time.UTC) }
+	// A check on a column the batch lacks is the spec's mistake: exit 1, not a data gate.
+	t.Run("missing column", func(t *testing.T) {
+		p := spec(t, dir, icebergSpec(`[{"check": "not_null", "columns": ["missing_col"]}]`))
+		_, err := Run(context.Background(), p, Options{Now: now})
+		var ce *ldperr.ConfigError
+		if !errors.As(err, &ce) || ldperr.ExitCode(err) != ldperr.ExitFailed || !strings.Contains(err.Error(), `names column "missing_col"`) {
+			t.Fatalf("err = %v, want a ConfigError with exit 1", err)
+		}
+		if n := snapshotCount(t, p); n != 1 {
+			t.Errorf("table has %d snapshots, want 1", n)
+		}
+	})
 	for name, check := range failing {
 		t.Run(name, func(t *testing.T) {
 			p := spec(t, dir, icebergSpec(`[{"check": "row_count", "min": 1}, `+check+`]`))

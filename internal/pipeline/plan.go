@@ -9,7 +9,10 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/formats"
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/shell"
 	"github.com/ldp-dev/ldp/internal/window"
 )
@@ -74,8 +77,11 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 			pl.Errors = append(pl.Errors, err.Error())
 		} else {
 			pl.SourcePath = path
-			if sourceExists(resolvePath(p.BaseDir, path), p) {
+			if full := resolvePath(p.BaseDir, path); sourceExists(full, p) {
 				pl.SourceExists = true
+				if msg := checkColumnsOf(p, full); msg != "" {
+					pl.Errors = append(pl.Errors, msg)
+				}
 			} else {
 				pl.Notes = append(pl.Notes, fmt.Sprintf("source file %s is not there yet", path))
 			}
@@ -146,6 +152,53 @@ func selectsNoRows(p *v1.Pipeline) string {
 		return ""
 	}
 	return fmt.Sprintf("%s appends on schedule %s but selects no rows per window: every window would load the whole source again; add a {window_start:FORMAT} placeholder to metadata.source.path or a metadata.window.column", p.Identifier, sched)
+}
+
+// SourceFile is the source file of p for window w, and whether it is there; "" for a source
+// that is not a file.
+func SourceFile(p *v1.Pipeline, w v1.LogicalWindow) (string, bool) {
+	src := p.Metadata.Source
+	if strings.EqualFold(src.Format, "ICEBERG") {
+		return "", false
+	}
+	ws, err := window.SpecOf(p.Metadata.Window)
+	if err != nil {
+		return "", false
+	}
+	path, err := window.FillPath(src.Path, w, ws.Location)
+	if err != nil {
+		return "", false
+	}
+	return path, sourceExists(resolvePath(p.BaseDir, path), p)
+}
+
+// checkColumnsOf checks the columns p's checks name against the columns of the local source
+// file at full, as quality.Run does at run time, so ldp plan says what a run would refuse. A
+// transform makes the batch's columns its own, and a source that cannot be read here is the
+// run's to report: both give "".
+func checkColumnsOf(p *v1.Pipeline, full string) string {
+	q := p.Metadata.Quality
+	if q == nil || len(q.Checks) == 0 || p.Metadata.Transform != nil || lake.IsRemote(full) {
+		return ""
+	}
+	expr, err := formats.Source(p.Metadata.Source.Format, full, p.Metadata.Source.Options)
+	if err != nil {
+		return ""
+	}
+	ctx := context.Background()
+	db, err := engine.Open(ctx)
+	if err != nil {
+		return ""
+	}
+	defer db.Close()
+	cols, err := db.Columns(ctx, expr)
+	if err != nil {
+		return ""
+	}
+	if err := quality.CheckColumns(q.Checks, cols); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // sourceExists reports whether the source file at full is there: on this machine, or in its

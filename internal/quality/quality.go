@@ -16,6 +16,8 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
+	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/suggest"
 )
 
 // Result is the verdict of one check.
@@ -137,6 +139,9 @@ func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check,
 	for _, c := range cols {
 		types[strings.ToLower(c.Name)] = c.Type
 	}
+	if err := CheckColumns(checks, cols); err != nil {
+		return nil, err
+	}
 	if qc.Location == nil {
 		qc.Location = time.UTC
 	}
@@ -190,6 +195,42 @@ func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check,
 		rep.NullCounts[c.Name] = toInt(vals[nulls+i])
 	}
 	return rep, nil
+}
+
+// CheckColumns refuses checks that name a column the batch does not have: the spec is wrong,
+// not the data, so it is a ConfigError (exit 1) with a did-you-mean, never a data gate that
+// waits for data that cannot fix it. The schema check is the exception: a missing column is
+// what it looks for.
+func CheckColumns(checks []v1.Check, cols []engine.Column) error {
+	types := map[string]string{}
+	for _, c := range cols {
+		types[strings.ToLower(c.Name)] = c.Type
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	var problems []string
+	for _, c := range checks {
+		var want []string
+		switch c.Check {
+		case "not_null", "unique":
+			if c.Columns != nil {
+				want = c.Columns.Names
+			}
+		case "accepted_values", "range", "freshness":
+			want = []string{c.Column}
+		}
+		for _, col := range want {
+			if _, ok := types[strings.ToLower(col)]; !ok {
+				problems = append(problems, fmt.Sprintf("check %s names column %q, which the batch does not have%s", name(c), col, suggest.DidYouMean(col, names)))
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &ldperr.ConfigError{Msg: fmt.Sprintf("metadata.quality: %s; its columns are %s", strings.Join(problems, "; "), strings.Join(quoteAll(names), ", "))}
 }
 
 func name(c v1.Check) string {

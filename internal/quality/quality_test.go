@@ -3,6 +3,7 @@ package quality
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,6 @@ func TestEveryCheckPassesAndFails(t *testing.T) {
 		{`{"check": "row_count", "equals": 4}`, false, 0, "want exactly 4"},
 		{`{"check": "not_null", "columns": ["ride_id", "city"]}`, true, 0, "0 rows with a null"},
 		{`{"check": "not_null", "columns": ["ride_id", "note"]}`, false, 1, "1 row with a null"},
-		{`{"check": "not_null", "columns": ["nope"]}`, false, 0, `column "nope" not found`},
 		{`{"check": "unique", "columns": ["ride_id", "city"]}`, true, 0, "0 duplicate rows"},
 		{`{"check": "unique", "columns": ["ride_id"]}`, false, 1, "1 duplicate row in 1 key"},
 		{`{"check": "accepted_values", "column": "city", "values": ["NYC", "BKK", "LIS"]}`, true, 0, "0 rows outside"},
@@ -82,6 +82,44 @@ func TestEveryCheckPassesAndFails(t *testing.T) {
 				t.Errorf("details print a row's value: %q", r.Details)
 			}
 		})
+	}
+}
+
+// TestACheckOnAMissingColumnIsASpecError: a check naming a column the batch lacks fails Run
+// with a ConfigError (exit 1, not a data gate) that suggests the column meant; a schema check
+// still reports a missing column as its failure.
+func TestACheckOnAMissingColumnIsASpecError(t *testing.T) {
+	ctx := context.Background()
+	db, err := engine.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec(ctx, "CREATE TABLE batch AS SELECT 1 AS order_id, 2.5 AS amount_usd, TIMESTAMP '2026-01-01' AS created_at"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ check, want string }{
+		{`{"check": "range", "column": "amount", "min": 0}`, `check range(amount) names column "amount", which the batch does not have (did you mean "amount_usd"?); its columns are "order_id", "amount_usd", "created_at"`},
+		{`{"check": "not_null", "columns": ["order_id", "ordr_id"]}`, `column "ordr_id", which the batch does not have (did you mean "order_id"?)`},
+		{`{"check": "unique", "columns": ["customer"]}`, `column "customer", which the batch does not have; its columns`},
+		{`{"check": "accepted_values", "column": "Amount", "values": [1]}`, `(did you mean "amount_usd"?)`},
+		{`{"check": "freshness", "column": "created", "max_age_hours": 1}`, `(did you mean "created_at"?)`},
+	}
+	for _, c := range cases {
+		t.Run(c.check, func(t *testing.T) {
+			_, err := Run(ctx, db, "batch", []v1.Check{check(t, c.check)}, Context{}, "fail")
+			var ce *ldperr.ConfigError
+			if !errors.As(err, &ce) || ldperr.IsDataGate(err) {
+				t.Fatalf("err = %v (%T), want a ConfigError", err, err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %q, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	rep, err := Run(ctx, db, "batch", []v1.Check{check(t, `{"check": "schema", "columns": ["amount"]}`)}, Context{}, "fail")
+	if err != nil || rep.Passed() {
+		t.Fatalf("schema check of a missing column: rep=%+v err=%v, want a failed check", rep, err)
 	}
 }
 
