@@ -6,71 +6,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ldp-dev/ldp/internal/testpg"
 )
 
-// findPG finds a PostgreSQL server program on the PATH or in Debian's versioned folders.
-func findPG(name string) string {
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
-	if len(matches) > 0 {
-		return matches[len(matches)-1]
-	}
-	return ""
-}
-
-// startPostgres starts a private PostgreSQL cluster on 127.0.0.1 for the test (trust
-// authentication, no fsync) and returns its URI; it is stopped when the test ends. .ci/run
-// installs PostgreSQL; where it is missing outside CI the test is skipped with the reason.
+// startPostgres starts a private PostgreSQL cluster on 127.0.0.1 for the test and returns its
+// URI; it is stopped when the test ends (internal/testpg).
 func startPostgres(t *testing.T) string {
 	t.Helper()
-	uri, _ := startPostgresIn(t)
-	return uri
-}
-
-// startPostgresIn is startPostgres that also returns the cluster's data folder (its
-// postmaster.pid names the server's process).
-func startPostgresIn(t *testing.T) (string, string) {
-	t.Helper()
-	initdb, pgctl := findPG("initdb"), findPG("pg_ctl")
-	needProgram(t, initdb != "" && pgctl != "", "PostgreSQL's server", "apt-get install postgresql")
-	// Not t.TempDir: the server runs as the postgres user, which must reach the folder, and
-	// the socket path must stay short.
-	dir, err := os.MkdirTemp("", "ldp-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o777)
-	as := func(args ...string) *exec.Cmd {
-		if os.Geteuid() == 0 {
-			return exec.Command("runuser", append([]string{"-u", "postgres", "--"}, args...)...)
-		}
-		return exec.Command(args[0], args[1:]...)
-	}
-	if os.Geteuid() == 0 {
-		if out, err := exec.Command("chown", "postgres", dir).CombinedOutput(); err != nil {
-			t.Fatalf("chown: %v %s", err, out)
-		}
-	}
-	data := filepath.Join(dir, "data")
-	if out, err := as(initdb, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	port := portOf(freePort(t))
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c max_connections=200", port, dir)
-	if out, err := as(pgctl, "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "start").CombinedOutput(); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "log"))
-		t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, log)
-	}
-	t.Cleanup(func() { as(pgctl, "-D", data, "-m", "immediate", "stop").Run() })
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), data
+	return testpg.Start(t).URI
 }
 
 // TestStalledPostgresCatalog: the catalog's server is stopped (SIGSTOP): it accepts the
@@ -79,15 +27,8 @@ func startPostgresIn(t *testing.T) (string, string) {
 // timeout set in the uri, stops promptly on SIGTERM. It waited in pgconn's TLS start for as
 // long as the server was stopped (11 minutes in one try), deaf to SIGTERM.
 func TestStalledPostgresCatalog(t *testing.T) {
-	uri, data := startPostgresIn(t)
-	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	pg := testpg.Start(t)
+	uri, pid := pg.URI, pg.PID(t)
 	// As users write it: TLS tried first (sslmode prefer), where it hung.
 	uri = strings.TrimSuffix(uri, "?sslmode=disable")
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
