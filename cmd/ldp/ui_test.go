@@ -116,8 +116,9 @@ func retryFolder(t *testing.T) string {
 	w.Process.Signal(syscall.SIGTERM)
 	w.Wait()
 	// A run of killed's window before the one the watcher ran is killed between its extract
-	// and its checks.
-	before := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2)
+	// and its checks. The watcher ran the window of the last 02:05 (UTC) fire, the day before
+	// that fire's day: between midnight and 02:05 that is two days back, not one.
+	before := time.Now().UTC().Add(-(2*time.Hour + 5*time.Minute)).Truncate(24*time.Hour).AddDate(0, 0, -2)
 	win := before.Format(time.RFC3339) + "/" + before.AddDate(0, 0, 1).Format(time.RFC3339)
 	if code, _, errs := l.run(t, []string{"LDP_FAULT=extracted:kill"}, "workflow", "run", filepath.Join("killed", "killed.json"), "--window", win); code == 0 {
 		t.Fatalf("the killed run exited 0: %s", errs)
