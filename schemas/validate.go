@@ -197,7 +197,7 @@ func validate(data []byte, filename string) Result {
 		at(1, 1, "", err.Error())
 		return r
 	}
-	r.Problems = append(r.Problems, runCUE(def, expr, r.ix, m, filename)...)
+	r.Problems = append(r.Problems, runCUE(def, val, expr, r.ix, m, filename)...)
 	r.Problems = append(r.Problems, semantic(&r, filename)...)
 	r.Problems = SortProblems(r.Problems)
 	return r
