@@ -23,8 +23,10 @@ type errGroup struct {
 }
 
 // runCUE validates expr against def until no new problem appears, replacing every node it
-// reports so that CUE goes on to report what the first error hid.
-func runCUE(def cue.Value, expr ast.Expr, ix index, doc map[string]any, file string) []Problem {
+// reports so that CUE goes on to report what the first error hid. val is expr built already
+// (Validate decodes it): the first round unifies it rather than building expr again, which is
+// a sixth of a check; later rounds build expr afresh, as removeNode has changed it.
+func runCUE(def cue.Value, val cue.Value, expr ast.Expr, ix index, doc map[string]any, file string) []Problem {
 	ctx := def.Context()
 	var out []Problem
 	seen := map[string]bool{}
@@ -38,7 +40,10 @@ func runCUE(def cue.Value, expr ast.Expr, ix index, doc map[string]any, file str
 		return false
 	}
 	for round := 0; round < maxRounds; round++ {
-		err := def.Unify(ctx.BuildExpr(expr)).Validate(cue.Concrete(true), cue.Final())
+		if round > 0 {
+			val = ctx.BuildExpr(expr)
+		}
+		err := def.Unify(val).Validate(cue.Concrete(true), cue.Final())
 		if err == nil {
 			break
 		}
@@ -435,18 +440,38 @@ func keyHint(p fieldPath, doc map[string]any, def cue.Value) string {
 	return "; allowed keys are " + strings.Join(allowed, ", ")
 }
 
-// allowedKeys lists the keys the schema allows in the object at p.
+// allowedKeys lists the keys the schema allows in the object at p. The list depends only on the
+// definition, the path and the object's check name, so it is kept (under cueMu, as runCUE runs
+// there): a misspelled key costs a schema lookup and a unification otherwise. Callers must not
+// change the list.
 func allowedKeys(def cue.Value, p fieldPath, doc map[string]any) []string {
+	check, hasCheck := "", false
+	if obj, ok := getPath(doc, p); ok {
+		if m, ok := obj.(map[string]any); ok {
+			check, hasCheck = m["check"].(string)
+		}
+	}
+	k := def.Path().String() + "\x01" + p.key() + "\x01" + strconv.FormatBool(hasCheck) + check
+	if keys, ok := allowedCache[k]; ok {
+		return keys
+	}
+	keys := schemaKeys(def, p, check, hasCheck)
+	if len(allowedCache) >= maxValidated {
+		clear(allowedCache)
+	}
+	allowedCache[k] = keys
+	return keys
+}
+
+var allowedCache = map[string][]string{}
+
+func schemaKeys(def cue.Value, p fieldPath, check string, hasCheck bool) []string {
 	v := lookupSchema(def, p)
 	if !v.Exists() {
 		return nil
 	}
-	if obj, ok := getPath(doc, p); ok {
-		if m, ok := obj.(map[string]any); ok {
-			if c, ok := m["check"].(string); ok {
-				v = v.Unify(v.Context().Encode(map[string]any{"check": c}))
-			}
-		}
+	if hasCheck {
+		v = v.Unify(v.Context().Encode(map[string]any{"check": check}))
 	}
 	it, err := v.Fields(cue.Optional(true))
 	if err != nil {

@@ -252,3 +252,19 @@ func containsAll(xs []any, want ...string) bool {
 	}
 	return true
 }
+
+// TestYAMLLoneCarriageReturn: CUE's YAML decoder panics on these (found by FuzzValidate);
+// Validate must answer with a problem at the carriage return instead.
+func TestYAMLLoneCarriageReturn(t *testing.T) {
+	const msg = "invalid YAML: this line ends with a carriage return alone (old Mac line endings), which ldp's YAML reader cannot read here; save the file with LF or CRLF line endings"
+	for in, want := range map[string]string{
+		"[t\r\r,t]":          "f.yaml:1:3: " + msg,
+		"a:\r\r  - x\r":      "f.yaml:1:3: " + msg,
+		"# é\na:\r\r  - x\r": "f.yaml:2:3: " + msg,
+	} {
+		r := schemas.Validate([]byte(in), "f.yaml")
+		if len(r.Problems) != 1 || r.Problems[0].String() != want {
+			t.Errorf("Validate(%q) = %v, want [%s]", in, r.Problems, want)
+		}
+	}
+}

@@ -197,7 +197,7 @@ func validate(data []byte, filename string) Result {
 		at(1, 1, "", err.Error())
 		return r
 	}
-	r.Problems = append(r.Problems, runCUE(def, expr, r.ix, m, filename)...)
+	r.Problems = append(r.Problems, runCUE(def, val, expr, r.ix, m, filename)...)
 	r.Problems = append(r.Problems, semantic(&r, filename)...)
 	r.Problems = SortProblems(r.Problems)
 	return r
@@ -275,17 +275,62 @@ func parse(data []byte, filename string) (ast.Expr, *Problem) {
 		return p
 	}
 	if v1.IsYAML(filename) {
-		f, err := yaml.Extract(filename, data)
-		if err != nil {
-			return nil, fail(err)
+		f, p := extractYAML(data, filename)
+		if p != nil {
+			return nil, p
 		}
-		return fileExpr(f), nil
+		if f.err != nil {
+			return nil, fail(f.err)
+		}
+		return fileExpr(f.file), nil
 	}
 	e, err := json.Extract(filename, data)
 	if err != nil {
 		return nil, fail(err)
 	}
 	return e, nil
+}
+
+type yamlFile struct {
+	file *ast.File
+	err  error
+}
+
+// extractYAML reads YAML with CUE's decoder, which panics (index out of range in its comment
+// placement, CUE v0.17.1) on some documents whose line breaks are lone carriage returns, such
+// as "[t\r\r,t]". A panic would end ldp validate, a tick or the controller, so it becomes a
+// problem that says where the lone carriage return is.
+func extractYAML(data []byte, filename string) (f yamlFile, p *Problem) {
+	defer func() {
+		if e := recover(); e != nil {
+			p = &Problem{File: filename, Line: 1, Column: 1}
+			if i := loneCR(data); i >= 0 {
+				p.Line, p.Column = lineCol(data, i)
+				p.Message = "invalid YAML: this line ends with a carriage return alone (old Mac line endings), which ldp's YAML reader cannot read here; save the file with LF or CRLF line endings"
+				return
+			}
+			p.Message = fmt.Sprintf("invalid YAML: ldp's YAML reader failed on this file (%v); simplify the document around its line breaks and comments", e)
+		}
+	}()
+	file, err := yaml.Extract(filename, data)
+	return yamlFile{file: file, err: err}, nil
+}
+
+// loneCR returns the offset of the first carriage return not followed by a line feed, or -1.
+func loneCR(data []byte) int {
+	for i, b := range data {
+		if b == '\r' && (i+1 == len(data) || data[i+1] != '\n') {
+			return i
+		}
+	}
+	return -1
+}
+
+// lineCol is the 1-based line and column (in runes) of byte offset off, lines split at LF.
+func lineCol(data []byte, off int) (int, int) {
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	return line, 1 + utf8.RuneCount(data[start:off])
 }
 
 // fileExpr turns a YAML document's file into the expression of its top-level value.
