@@ -118,7 +118,10 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 		if after, err = tx.Commit(ctx); err == nil {
 			break
 		}
-		if ce := clockHint(ref, err); ce != err {
+		// errors.As, not ce != err: comparing two errors panics when their type cannot be
+		// compared (the REST catalog's errorResponse).
+		var behind *ClockBehindError
+		if ce := clockHint(ref, err); errors.As(ce, &behind) {
 			w.removeFiles() // refused before anything was written: the commit changed nothing
 			return nil, ce
 		}
