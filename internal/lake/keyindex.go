@@ -427,7 +427,7 @@ func (c *Catalog) nextIndex(ctx context.Context, tbl *table.Table, staged []*tab
 	for id := range indexStats(tbl) {
 		updates = append(updates, table.NewRemoveStatisticsUpdate(id))
 	}
-	return updates, nil
+	return append(updates, expireUpdates(ctx, tbl, staged, time.Now())...), nil
 }
 
 // merged is a's index with the keys after it and those of staged (oldest first) laid over it:

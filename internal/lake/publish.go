@@ -611,6 +611,7 @@ func (c *Catalog) cleanMetadata(ctx context.Context, ref Ref) {
 	if err != nil {
 		return
 	}
+	afterPublish(ctx, tbl)
 	if IsRemote(tbl.MetadataLocation()) {
 		cleanRemoteMetadata(ctx, tbl)
 		return
