@@ -411,7 +411,8 @@ func standIn(tbl *table.Table, e KeyEntry) *table.Snapshot {
 // the snapshots from main's head exclusive to head inclusive), and returns the updates that
 // attach it to head and detach ldp's older indexes, for the commit that moves main to head. The
 // file is written before the commit and never changed: if the commit does not land, it is an
-// orphan that maintenance removes.
+// orphan that maintenance removes. The same commit expires a slab of history (retention.go):
+// the index it attaches is what keeps the expired snapshots' keys.
 func (c *Catalog) nextIndex(ctx context.Context, tbl *table.Table, staged []*table.Snapshot) ([]table.Update, error) {
 	a, err := keyIndex(ctx, tbl)
 	if err != nil {
