@@ -529,6 +529,9 @@ func (r *run) extract(ctx context.Context) error {
 			}
 		}
 		if r.colType == "" {
+			if err := windowColumnError(r.p, r.cols); err != nil {
+				return err
+			}
 			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("window column %q is not in the source", c)}
 		}
 		// A source of no rows (a header-only drop) gives its columns no types: it keeps no
@@ -792,6 +795,15 @@ func (r *run) exactKeys(ctx context.Context) error {
 
 // validate runs the quality checks; with on_failure "fail" a failure holds the batch back.
 func (r *run) validate(ctx context.Context) error {
+	if len(r.p.Metadata.Target.PartitionBy) > 0 || len(r.p.Metadata.Target.JoinCols) > 0 {
+		cols, err := r.db.Columns(ctx, "ldp_batch")
+		if err != nil {
+			return err
+		}
+		if err := targetColumnsError(r.p, cols); err != nil {
+			return err
+		}
+	}
 	if err := r.exactKeys(ctx); err != nil {
 		return err
 	}
