@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/shell"
 	"github.com/ldp-dev/ldp/internal/window"
@@ -66,8 +67,8 @@ type WaitingWindow struct {
 }
 
 // waitingOf is the window of wf not finished at now that status shows: the first of the
-// grid's, else the window of the schedule's next fire, else (no schedule) the window that
-// holds now.
+// grid's, else the window of the first fire after now whose window is not finished, else (no
+// schedule) the window that holds now.
 func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *WaitingWindow {
 	out := func(w v1.LogicalWindow, runs time.Time) *WaitingWindow {
 		ww := &WaitingWindow{Window: w.String(), ReadyAt: reconcile.ReadyAt(w, wf.Window.Delay).UTC().Format(time.RFC3339)}
@@ -85,8 +86,18 @@ func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *W
 		}
 	}
 	if !next.IsZero() {
-		if w, err := WindowOfFire(wf, next); err == nil && !reconcile.Finished(w, wf.Window.Delay, now) {
-			return out(w, next)
+		// The next fire's window may have ended already (a fire at 02:05 runs the day before):
+		// the window not finished is then a later fire's.
+		spec, err := cronx.Parse(wf.Schedule)
+		for i := 0; err == nil && i < 4; i++ {
+			w, werr := WindowOfFire(wf, next)
+			if werr != nil {
+				return nil
+			}
+			if !reconcile.Finished(w, wf.Window.Delay, now) {
+				return out(w, next)
+			}
+			next, err = cronx.Next(spec, next, wf.Window.Location)
 		}
 		return nil
 	}
