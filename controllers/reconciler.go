@@ -191,7 +191,8 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileRes
 func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled, req Request) ([]WindowPlan, error) {
 	var windows []v1.LogicalWindow
 	var err error
-	if req.Window == "" && req.From == "" && s.WF.Schedule != "" {
+	bySchedule := req.Window == "" && req.From == "" && s.WF.Schedule != ""
+	if bySchedule {
 		// The schedule's windows are the tick's, catch-up included, whatever the entry point:
 		// diff is the plan apply, tick, watch, the page and the controller carry out.
 		windows, err = DueWindows(s, req.Now)
@@ -205,7 +206,9 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 	if err != nil {
 		return nil, inFile(s.Path, err)
 	}
-	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now})
+	// The schedule's windows hold those that would only be held back again; a window asked for
+	// by name runs.
+	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now, Hold: bySchedule})
 	if !req.DryRun && (req.Window != "" || req.From != "") {
 		// Windows asked for by name that have not ended are refused, not left waiting: the
 		// user meant them to run now (ldp apply --window; diff shows them as not finished).

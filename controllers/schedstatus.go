@@ -65,7 +65,7 @@ func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, ma
 	if err != nil {
 		return nil, err
 	}
-	opts := reconcile.Options{Now: now}
+	opts := reconcile.Options{Now: now, Hold: true}
 	st.Grid = reconcile.Plan(wf.Planning(), due, obs, opts)
 	for _, p := range st.Grid {
 		if p.Action != v1.ActionSkip {

@@ -197,7 +197,7 @@ func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Schedule
 		lease.Release(ctx)
 		return nil, false, err
 	}
-	again := reconcile.Plan(s.WF.Planning(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now()})
+	again := reconcile.Plan(s.WF.Planning(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now(), Hold: true})
 	if len(again) == 1 && !again[0].Runs() {
 		lease.Release(ctx)
 		return nil, true, nil

@@ -47,7 +47,16 @@ type ObjectStatus struct {
 	NextFire string         `json:"next_fire,omitempty"`
 	Missed   []string       `json:"missed,omitempty"`
 	Backfill string         `json:"backfill,omitempty"`
-	Error    string         `json:"error,omitempty"`
+	// Held are the windows the schedule leaves alone until their source or spec changes, and
+	// why (reconcile.Held): the schedule does not run them again, though they are not done.
+	Held  []HeldWindow `json:"held,omitempty"`
+	Error string       `json:"error,omitempty"`
+}
+
+// HeldWindow is a window the schedule holds, and why.
+type HeldWindow struct {
+	Window string `json:"window"`
+	*reconcile.Hold
 }
 
 // WindowAxis is the columns of a grid.
@@ -182,6 +191,9 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 	}
 	for _, p := range plans {
 		ob.Summary[string(windowCell(p, order, now))]++
+		if p.Held != nil {
+			ob.Held = append(ob.Held, HeldWindow{Window: p.Start + "/" + p.End, Hold: p.Held})
+		}
 	}
 	return ob
 }

@@ -111,7 +111,7 @@ func (w *Object) TableOf(t v1.Task) *v1.Pipeline {
 func (w *Object) Planning() reconcile.Object {
 	obj := reconcile.Object{Name: w.Name, File: w.File}
 	for _, t := range w.Tasks {
-		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn}
+		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn, MaxAttempts: w.TaskPolicy(t).MaxAttempts}
 		if k := kinds[t.Kind()]; k != nil {
 			rt.Evidence = k.Evidence(w, t)
 		}
@@ -150,6 +150,16 @@ func PolicyOf(workflow, task *v1.Retries) Policy {
 		}
 	}
 	return p
+}
+
+// TaskPolicy is task t's retry policy: its own retries over the workflow's, or, when neither
+// has any, those of the dataset config it runs. The runner tries a task by it, and the planner
+// holds a window whose task spent it.
+func (w *Object) TaskPolicy(t v1.Task) Policy {
+	if p := w.Pipelines[t.ID]; p != nil && t.Retries == nil && w.Retries == nil {
+		return PolicyOf(p.Metadata.Retries, nil)
+	}
+	return PolicyOf(w.Retries, t.Retries)
 }
 
 // MaxWait bounds one wait between attempts.

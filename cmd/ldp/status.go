@@ -78,6 +78,9 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 		if ob.Backfill != "" {
 			fmt.Fprintf(s.Out, "  missed      %d %s: %s\n", len(ob.Missed), plural(len(ob.Missed), "window", "windows"), ob.Backfill)
 		}
+		for _, h := range ob.Held {
+			fmt.Fprintf(s.Out, "  held        %s: %s\n", h.Window, h.Message)
+		}
 	}
 	if len(rep.Invalid) > 0 {
 		return failedExit()
