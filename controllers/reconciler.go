@@ -7,7 +7,6 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/reconcile"
@@ -264,10 +263,8 @@ func nextReconcile(s Scheduled, plans []WindowPlan, now time.Time) time.Time {
 		return next
 	}
 	if s.WF.Schedule != "" {
-		if spec, err := cronx.Parse(s.WF.Schedule); err == nil {
-			if fire, err := cronx.Next(spec, now, s.WF.Window.Location); err == nil {
-				next = earliest(next, fire)
-			}
+		if fire, ok := s.WF.NextFire(now); ok {
+			next = earliest(next, fire)
 		}
 	}
 	return next

@@ -45,8 +45,10 @@ type ObjectStatus struct {
 	Summary  map[string]int `json:"summary"`
 	Tasks    []TaskRow      `json:"tasks"`
 	NextFire string         `json:"next_fire,omitempty"`
-	Missed   []string       `json:"missed,omitempty"`
-	Backfill string         `json:"backfill,omitempty"`
+	// End is the schedule's end (metadata.end, RFC 3339, UTC): no window after it is expected.
+	End      string   `json:"end,omitempty"`
+	Missed   []string `json:"missed,omitempty"`
+	Backfill string   `json:"backfill,omitempty"`
 	// Held are the windows the schedule leaves alone until their source or spec changes, and
 	// why (reconcile.Held): the schedule does not run them again, though they are not done.
 	Held  []HeldWindow `json:"held,omitempty"`
@@ -156,6 +158,9 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 	if err != nil {
 		ob.Error = err.Error()
 		return ob
+	}
+	if !wf.End.IsZero() {
+		ob.End = wf.End.UTC().Format(time.RFC3339)
 	}
 	if st != nil {
 		if !st.NextFire.IsZero() {

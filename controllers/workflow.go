@@ -31,6 +31,8 @@ type Object struct {
 	// since start.
 	Catchup bool
 	Start   time.Time
+	// End, when set, ends the schedule: no window ending after it is expected.
+	End time.Time
 }
 
 // LoadWorkflow validates a workflow file (or a dataset config) and everything it names.
@@ -54,6 +56,11 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 		if o.Metadata.Start != "" {
 			if wf.Start, err = window.ParseInstant(o.Metadata.Start, wf.Window.Location); err != nil {
 				return nil, &ldperr.ConfigError{File: path, Msg: "metadata.start", Err: err}
+			}
+		}
+		if o.Metadata.End != "" {
+			if wf.End, err = window.ParseInstant(o.Metadata.End, wf.Window.Location); err != nil {
+				return nil, &ldperr.ConfigError{File: path, Msg: "metadata.end", Err: err}
 			}
 		}
 		for _, t := range o.Tasks {

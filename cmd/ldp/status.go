@@ -75,6 +75,9 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			loc, _ := time.LoadLocation(ob.Timezone)
 			fmt.Fprintf(s.Out, "  next fire   %s%s\n", ob.NextFire, inZone(loc, ob.NextFire))
 		}
+		if ob.End != "" {
+			fmt.Fprintf(s.Out, "  ends        %s: no window after it is expected\n", ob.End)
+		}
 		if ob.Backfill != "" {
 			fmt.Fprintf(s.Out, "  missed      %d %s: %s\n", len(ob.Missed), plural(len(ob.Missed), "window", "windows"), ob.Backfill)
 		}
