@@ -67,7 +67,8 @@ func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, ma
 	opts := reconcile.Options{Now: now, Hold: true}
 	st.Grid = reconcile.Plan(wf.Planning(), due, obs, opts)
 	for _, p := range st.Grid {
-		if p.Action != v1.ActionSkip {
+		// A held window is not due: no tick runs it until its source or spec changes.
+		if p.Action != v1.ActionSkip && p.Action != v1.ActionHold {
 			st.Due = append(st.Due, p)
 		}
 	}

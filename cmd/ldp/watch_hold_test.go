@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +44,8 @@ func TestWatchHoldsBlockedAndSpentWindows(t *testing.T) {
 	}
 
 	logs := &syncBuffer{}
-	w := l.cmd(nil, "watch", "specs", "--resync", "1s", "--debounce", "100ms", "--now", now)
+	addr := freePort(t)
+	w := l.cmd(nil, "watch", "specs", "--resync", "1s", "--debounce", "100ms", "--now", now, "--http", addr)
 	w.Stdout, w.Stderr = logs, logs
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -62,37 +65,29 @@ func TestWatchHoldsBlockedAndSpentWindows(t *testing.T) {
 		t.Fatalf("the blocked window ran %d times (want 1), the failing one %d (want its 2 attempts):\n%s", g, f, logs.String())
 	}
 
-	// ldp status and ldp diff say which windows are held and why (the watcher holds the lock;
-	// neither takes it).
+	// The page's /api/status, ldp status and ldp diff say which windows are held and why (the
+	// watcher holds the lock; none of them takes it).
+	resp, err := http.Get("http://" + addr + "/api/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
 	_, out, _ := l.run(t, nil, "status", "specs", "-o", "json", "--now", now)
-	var rep struct {
-		Objects []struct {
-			Name string `json:"name"`
-			Held []struct {
-				Window  string `json:"window"`
-				Kind    string `json:"kind"`
-				Message string `json:"message"`
-			} `json:"held"`
-		} `json:"objects"`
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("status -o json: %v\n%s", err, out)
-	}
-	held := map[string]string{}
-	for _, o := range rep.Objects {
-		for _, h := range o.Held {
-			if h.Window == "2026-08-01T00:00:00Z/2026-08-02T00:00:00Z" {
-				held[o.Name] = h.Kind + ": " + h.Message
-			}
-		}
-	}
-	if !strings.HasPrefix(held["gated"], "blocked: blocked by check ") || !strings.Contains(held["gated"], "waiting for a change to source or spec") ||
-		!strings.HasPrefix(held["late"], "attempts_spent: task late failed 2 of 2 attempts; ") || !strings.Contains(held["late"], "ldp runs forget specs/late.json") {
-		t.Fatalf("status -o json says held: %q\n%s", held, out)
+	for _, b := range [][]byte{api, []byte(out)} {
+		heldIn(t, b)
 	}
 	_, out, _ = l.run(t, nil, "status", "specs", "--now", now)
 	if !strings.Contains(out, "held        2026-08-01T00:00:00Z/2026-08-02T00:00:00Z: task late failed 2 of 2 attempts") {
 		t.Errorf("status does not say the window is held:\n%s", out)
+	}
+	_, out, _ = l.run(t, nil, "schedule", "list", "specs", "--now", now, "-o", "json")
+	var list []struct {
+		File string   `json:"file"`
+		Due  []string `json:"due"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 2 || len(list[0].Due)+len(list[1].Due) != 0 {
+		t.Errorf("schedule list counts a held window as due (%v):\n%s", err, out)
 	}
 	code, out, _ := l.run(t, nil, "diff", "-f", "specs", "--now", now)
 	if code != 0 || !strings.Contains(out, "held: blocked by check ") || !strings.Contains(out, "nothing would run: 2 windows are held until their source or spec changes") {
@@ -121,5 +116,36 @@ func TestWatchHoldsBlockedAndSpentWindows(t *testing.T) {
 	os.WriteFile(filepath.Join(specs, "drops", "late_2026-08-01.csv"), []byte("id,amount\n3,1\n"), 0o644)
 	if code, out, _ := l.run(t, nil, "schedule", "tick", "specs", "--now", now); code != 0 || started("late") != 3 || !strings.Contains(out, "late 2026-08-01T00:00:00Z/2026-08-02T00:00:00Z: succeeded") {
 		t.Fatalf("tick (exit %d) after the drop landed (%d runs):\n%s", code, started("late"), out)
+	}
+}
+
+// heldIn checks that a status report (ldp status -o json, /api/status) says why the windows
+// of 1 August are held.
+func heldIn(t *testing.T, out []byte) {
+	t.Helper()
+	var rep struct {
+		Objects []struct {
+			Name string `json:"name"`
+			Held []struct {
+				Window  string `json:"window"`
+				Kind    string `json:"kind"`
+				Message string `json:"message"`
+			} `json:"held"`
+		} `json:"objects"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("status -o json: %v\n%s", err, out)
+	}
+	held := map[string]string{}
+	for _, o := range rep.Objects {
+		for _, h := range o.Held {
+			if h.Window == "2026-08-01T00:00:00Z/2026-08-02T00:00:00Z" {
+				held[o.Name] = h.Kind + ": " + h.Message
+			}
+		}
+	}
+	if !strings.HasPrefix(held["gated"], "blocked: blocked by check ") || !strings.Contains(held["gated"], "waiting for a change to source or spec") ||
+		!strings.HasPrefix(held["late"], "attempts_spent: task late failed 2 of 2 attempts; ") || !strings.Contains(held["late"], "ldp runs forget specs/late.json") {
+		t.Fatalf("the status report says held: %q\n%s", held, out)
 	}
 }
