@@ -289,7 +289,9 @@ func (f *runFold) add(events []runEvent) {
 		case TaskFinished:
 			if r := f.runs[k]; r != nil {
 				r.last.Tasks[e.Payload.Task] = v1.Outcome(e.Payload.Status)
-				r.last.TaskAttempts = setIn(r.last.TaskAttempts, e.Payload.Task, max(e.Payload.TaskAttempt, e.Attempt))
+				if e.Payload.TaskAttempt > 0 { // a task that never started (a shutdown) spent nothing
+					r.last.TaskAttempts = setIn(r.last.TaskAttempts, e.Payload.Task, e.Payload.TaskAttempt)
+				}
 				if e.Payload.Retriable != nil && !*e.Payload.Retriable {
 					r.last.Fatal = setIn(r.last.Fatal, e.Payload.Task, true)
 				}

@@ -21,6 +21,8 @@ func TestPlanHolds(t *testing.T) {
 	}
 	fatal := run(failed, 1, "e1")
 	fatal.Fatal = map[string]bool{"orders": true}
+	unstarted := run(failed, 1, "e1")
+	unstarted.TaskAttempts = nil // not started: ldp was shutting down
 	waiting := run(failed, 1, "e1")
 	waiting.RetryAt = d2.End
 	for _, c := range []struct {
@@ -43,6 +45,7 @@ func TestPlanHolds(t *testing.T) {
 		{"failed, attempts spent, the spec changed", run(failed, 3, "e1"), "e3", true, Resume, "", ""},
 		{"failed with an error no retry fixes", fatal, "e1", true, v1.ActionHold, HoldAttemptsSpent, "task orders failed with an error no retry can fix"},
 		{"failed, its retry due later", waiting, "e1", true, v1.ActionWait, "", ""},
+		{"failed before its task started", unstarted, "e1", true, Resume, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			obs := Observed{LastRuns: map[string]LastRun{d1.String(): *c.last}, Evidence: map[string]string{d1.String(): c.evidence}}
