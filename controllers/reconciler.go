@@ -8,7 +8,6 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/specs"
@@ -196,7 +195,8 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileRes
 func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled, req Request) ([]WindowPlan, error) {
 	var windows []v1.LogicalWindow
 	var err error
-	if req.Window == "" && req.From == "" && s.WF.Schedule != "" {
+	bySchedule := req.Window == "" && req.From == "" && s.WF.Schedule != ""
+	if bySchedule {
 		// The schedule's windows are the tick's, catch-up included, whatever the entry point:
 		// diff is the plan apply, tick, watch, the page and the controller carry out.
 		windows, err = DueWindows(s, req.Now)
@@ -210,7 +210,9 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 	if err != nil {
 		return nil, inFile(s.Path, err)
 	}
-	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now})
+	// The schedule's windows hold those that would only be held back again; a window asked for
+	// by name runs.
+	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now, Hold: bySchedule})
 	if req.ReadSources {
 		if err := columnErrors(s.WF, plans); err != nil {
 			return nil, err
@@ -289,10 +291,8 @@ func nextReconcile(s Scheduled, plans []WindowPlan, now time.Time) time.Time {
 		return next
 	}
 	if s.WF.Schedule != "" {
-		if spec, err := cronx.Parse(s.WF.Schedule); err == nil {
-			if fire, err := cronx.Next(spec, now, s.WF.Window.Location); err == nil {
-				next = earliest(next, fire)
-			}
+		if fire, ok := s.WF.NextFire(now); ok {
+			next = earliest(next, fire)
 		}
 	}
 	return next

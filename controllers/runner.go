@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -146,6 +147,11 @@ type TaskResult struct {
 	Detail  *TaskOutput `json:"detail,omitempty"`
 	// err is the task's error, whose public part the task's event carries (ldperr.Public).
 	err error
+	// checks are the checks that failed when a data gate blocked the task; fatal is set when
+	// the task failed with an error no retry can fix. The task's event carries both, for
+	// reconcile.Held.
+	checks []string
+	fatal  bool
 }
 
 // publicError is the task's error as its event carries it: without a row's values.
@@ -229,7 +235,11 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	for _, t := range wf.Tasks {
 		ids = append(ids, t.ID)
 	}
-	rec.Emit(ctx, WorkflowStarted, map[string]any{"workflow": wf.Name, "file": wf.File, "logical_window": w.String(), "tasks": ids, "replace": o.Replace})
+	startedEv := map[string]any{"workflow": wf.Name, "file": wf.File, "logical_window": w.String(), "tasks": ids, "replace": o.Replace}
+	if ev := wf.Evidence(w); ev != "" {
+		startedEv["evidence"] = ev
+	}
+	rec.Emit(ctx, WorkflowStarted, startedEv)
 	status := map[string]v1.Outcome{}
 	planned := map[string]reconcile.TaskPlan{}
 	if o.Plan != nil {
@@ -270,6 +280,15 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 		if !tr.RetryAt.IsZero() {
 			finished["retry_at"] = tr.RetryAt.UTC().Format(time.RFC3339Nano)
 		}
+		if tr.Attempts > 0 {
+			finished["task_attempt"] = o.Attempt + tr.Attempts - 1
+		}
+		if tr.fatal {
+			finished["retriable"] = false
+		}
+		if len(tr.checks) > 0 {
+			finished["failed_checks"] = tr.checks
+		}
 		rec.Emit(ctx, TaskFinished, finished)
 		res.Tasks = append(res.Tasks, tr)
 	}
@@ -285,10 +304,7 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 		tr.Status, tr.Error = v1.Failed, fmt.Sprintf("no task kind %q is registered in this ldp", t.Kind())
 		return
 	}
-	policy := PolicyOf(wf.Retries, t.Retries)
-	if p := wf.Pipelines[t.ID]; p != nil && t.Retries == nil && wf.Retries == nil {
-		policy = PolicyOf(p.Metadata.Retries, nil)
-	}
+	policy := wf.TaskPolicy(t)
 	for n := 1; ; n++ {
 		attempt := o.Attempt + n - 1
 		tr.Attempts = n
@@ -307,10 +323,18 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 			return
 		case ldperr.IsDataGate(err):
 			tr.Status, tr.Error = v1.Blocked, err.Error()
+			var fc interface{ FailedChecks() []string }
+			if errors.As(err, &fc) {
+				tr.checks = fc.FailedChecks()
+			}
 			return
 		}
 		tr.Status, tr.Error = v1.Failed, err.Error()
-		if !Retriable(err) || n >= policy.MaxAttempts || (r.NoWait && attempt >= policy.MaxAttempts) {
+		if !Retriable(err) {
+			tr.fatal = true
+			return
+		}
+		if n >= policy.MaxAttempts || (r.NoWait && reconcile.Spent(attempt, policy.MaxAttempts)) {
 			return
 		}
 		wait := policy.Wait(n, r.Rand.Float64())

@@ -67,7 +67,8 @@ func WindowOfFire(wf *Object, fire time.Time) (v1.LogicalWindow, error) {
 }
 
 // DueWindows are the windows a tick at now looks at: the latest fire's window, or with catchup
-// the window of every fire since start, oldest first. No window starts before start.
+// the window of every fire since start, oldest first. No window starts before start, and none
+// ends after the workflow's end.
 func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 	wf := s.WF
 	if !s.Catchup {
@@ -75,7 +76,7 @@ func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !s.Start.IsZero() && w.Start.Before(s.Start) {
+		if !s.Start.IsZero() && w.Start.Before(s.Start) || !wf.Expected(w) {
 			return nil, nil
 		}
 		return []v1.LogicalWindow{w}, nil
@@ -92,6 +93,9 @@ func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !wf.Expected(w) {
+			break // windows only grow later
+		}
 		if w.Start.Before(s.Start) || seen[w.String()] {
 			continue // several fires can own one window: it runs once
 		}
@@ -102,6 +106,31 @@ func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 		}
 	}
 	return out, nil
+}
+
+// Expected reports whether window win is one the schedule expects: it does not end after the
+// workflow's end (metadata.end), when there is one. Every entry point's windows of the
+// schedule come from DueWindows, which asks this, so diff, tick, watch, status, the page and
+// the controller expect the same windows.
+func (w *Object) Expected(win v1.LogicalWindow) bool {
+	return w.End.IsZero() || !win.End.After(w.End)
+}
+
+// NextFire is the schedule's next fire after now, unless the window it owns is not expected
+// (the schedule has ended): then none.
+func (w *Object) NextFire(now time.Time) (time.Time, bool) {
+	spec, err := cronx.Parse(w.Schedule)
+	if err != nil {
+		return time.Time{}, false
+	}
+	fire, err := cronx.Next(spec, now, w.Window.Location)
+	if err != nil {
+		return time.Time{}, false
+	}
+	if win, err := WindowOfFire(w, fire); err == nil && !w.Expected(win) {
+		return time.Time{}, false
+	}
+	return fire, true
 }
 
 // FileTick is what a tick did with one scheduled file.
@@ -206,7 +235,7 @@ func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Schedule
 		lease.Release(ctx)
 		return nil, false, err
 	}
-	again := reconcile.Plan(s.WF.Planning(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now()})
+	again := reconcile.Plan(s.WF.Planning(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now(), Hold: true})
 	if len(again) == 1 && !again[0].Runs() {
 		lease.Release(ctx)
 		return nil, true, nil

@@ -47,12 +47,23 @@ type ObjectStatus struct {
 	Summary  map[string]int `json:"summary"`
 	Tasks    []TaskRow      `json:"tasks"`
 	NextFire string         `json:"next_fire,omitempty"`
-	Missed   []string       `json:"missed,omitempty"`
-	Backfill string         `json:"backfill,omitempty"`
+	// End is the schedule's end (metadata.end, RFC 3339, UTC): no window after it is expected.
+	End      string   `json:"end,omitempty"`
+	Missed   []string `json:"missed,omitempty"`
+	Backfill string   `json:"backfill,omitempty"`
 	// Waiting is the object's window that is not finished at now, and when it may run: it is
 	// not missing, nothing of it runs until then.
 	Waiting *WaitingWindow `json:"waiting,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	// Held are the windows the schedule leaves alone until their source or spec changes, and
+	// why (reconcile.Held): the schedule does not run them again, though they are not done.
+	Held  []HeldWindow `json:"held,omitempty"`
+	Error string       `json:"error,omitempty"`
+}
+
+// HeldWindow is a window the schedule holds, and why.
+type HeldWindow struct {
+	Window string `json:"window"`
+	*reconcile.Hold
 }
 
 // WaitingWindow is a window that is not finished: it has not ended, or waits its
@@ -207,6 +218,9 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 		ob.Error = err.Error()
 		return ob
 	}
+	if !wf.End.IsZero() {
+		ob.End = wf.End.UTC().Format(time.RFC3339)
+	}
 	if st != nil {
 		if !st.NextFire.IsZero() {
 			ob.NextFire = st.NextFire.UTC().Format(time.RFC3339)
@@ -246,6 +260,9 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 	}
 	for _, p := range plans {
 		ob.Summary[string(windowCell(p, order, now))]++
+		if p.Held != nil {
+			ob.Held = append(ob.Held, HeldWindow{Window: p.Start + "/" + p.End, Hold: p.Held})
+		}
 	}
 	return ob
 }

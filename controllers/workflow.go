@@ -31,6 +31,8 @@ type Object struct {
 	// since start.
 	Catchup bool
 	Start   time.Time
+	// End, when set, ends the schedule: no window ending after it is expected.
+	End time.Time
 }
 
 // LoadWorkflow validates a workflow file (or a dataset config) and everything it names.
@@ -54,6 +56,11 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 		if o.Metadata.Start != "" {
 			if wf.Start, err = window.ParseInstant(o.Metadata.Start, wf.Window.Location); err != nil {
 				return nil, &ldperr.ConfigError{File: path, Msg: "metadata.start", Err: err}
+			}
+		}
+		if o.Metadata.End != "" {
+			if wf.End, err = window.ParseInstant(o.Metadata.End, wf.Window.Location); err != nil {
+				return nil, &ldperr.ConfigError{File: path, Msg: "metadata.end", Err: err}
 			}
 		}
 		for _, t := range o.Tasks {
@@ -115,7 +122,7 @@ func (w *Object) TableOf(t v1.Task) *v1.Pipeline {
 func (w *Object) Planning() reconcile.Object {
 	obj := reconcile.Object{Name: w.Name, File: w.File, Delay: w.Window.Delay}
 	for _, t := range w.Tasks {
-		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn}
+		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn, MaxAttempts: w.TaskPolicy(t).MaxAttempts}
 		if k := kinds[t.Kind()]; k != nil {
 			rt.Evidence = k.Evidence(w, t)
 		}
@@ -154,6 +161,16 @@ func PolicyOf(workflow, task *v1.Retries) Policy {
 		}
 	}
 	return p
+}
+
+// TaskPolicy is task t's retry policy: its own retries over the workflow's, or, when neither
+// has any, those of the dataset config it runs. The runner tries a task by it, and the planner
+// holds a window whose task spent it.
+func (w *Object) TaskPolicy(t v1.Task) Policy {
+	if p := w.Pipelines[t.ID]; p != nil && t.Retries == nil && w.Retries == nil {
+		return PolicyOf(p.Metadata.Retries, nil)
+	}
+	return PolicyOf(w.Retries, t.Retries)
 }
 
 // MaxWait bounds one wait between attempts.

@@ -363,10 +363,13 @@ type Workflow struct {
 
 // WorkflowMetadata holds when a workflow runs and how its windows are laid.
 type WorkflowMetadata struct {
-	Schedule      string         `json:"schedule,omitempty"`
-	Window        *Window        `json:"window,omitempty"`
-	Catchup       bool           `json:"catchup,omitempty"`
-	Start         string         `json:"start,omitempty"`
+	Schedule string  `json:"schedule,omitempty"`
+	Window   *Window `json:"window,omitempty"`
+	Catchup  bool    `json:"catchup,omitempty"`
+	Start    string  `json:"start,omitempty"`
+	// End, when set, ends the schedule: no window that ends after it is expected (the data
+	// stops there), so the schedule runs none and status counts none as missing.
+	End           string         `json:"end,omitempty"`
 	Retries       *Retries       `json:"retries,omitempty"`
 	Observability *Observability `json:"observability,omitempty"`
 }

@@ -83,12 +83,15 @@ func badObjects(res *controllers.ReconcileResult) error {
 // --dry-run's.
 func printDiff(w io.Writer, plans []objectPlan) {
 	pending := printPlans(w, plans)
-	compared, unfinished := 0, 0
+	compared, unfinished, held := 0, 0, 0
 	for _, p := range plans {
 		compared += len(p.Windows)
 		for _, wp := range p.Windows {
 			if wp.NotFinished {
 				unfinished++
+			}
+			if wp.Held != nil {
+				held++
 			}
 		}
 	}
@@ -98,6 +101,8 @@ func printDiff(w io.Writer, plans []objectPlan) {
 		fmt.Fprintln(w, "nothing compared: no workflow and no dataset config with a schedule was found, so no window is desired; name a spec and pass --window or --from/--to to compare its windows")
 	case compared == 0:
 		fmt.Fprintln(w, "nothing compared: no window is due yet; pass --window or --from/--to to compare others")
+	case pending == 0 && held > 0:
+		fmt.Fprintf(w, "nothing would run: %d %s held until %s source or spec changes\n", held, plural(held, "window is", "windows are"), plural(held, "its", "their"))
 	case pending == 0 && unfinished > 0:
 		fmt.Fprintf(w, "nothing would run: %d %s not finished\n", unfinished, plural(unfinished, "window is", "windows are"))
 	case pending == 0:
@@ -147,6 +152,9 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 				note += ", retry due " + wp.RetryAt.UTC().Format(time.RFC3339)
 			}
 			fmt.Fprintf(w, "  %s/%s  %s%s -> %s%s\n", wp.Start, wp.End, wp.State, note, wp.Action, inZone(op.Loc, wp.Start, wp.End))
+			if wp.Held != nil {
+				fmt.Fprintf(w, "    held: %s\n", wp.Held.Message)
+			}
 			if !wp.Runs() {
 				continue
 			}

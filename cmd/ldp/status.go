@@ -87,8 +87,14 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 		if ob.NextFire != "" {
 			fmt.Fprintf(s.Out, "  next fire   %s%s\n", ob.NextFire, inZone(loc, ob.NextFire))
 		}
+		if ob.End != "" {
+			fmt.Fprintf(s.Out, "  ends        %s: no window after it is expected\n", ob.End)
+		}
 		if ob.Backfill != "" {
 			fmt.Fprintf(s.Out, "  missed      %d %s: %s\n", len(ob.Missed), plural(len(ob.Missed), "window", "windows"), ob.Backfill)
+		}
+		for _, h := range ob.Held {
+			fmt.Fprintf(s.Out, "  held        %s: %s\n", h.Window, h.Message)
 		}
 	}
 	if len(rep.Invalid) > 0 {

@@ -354,8 +354,10 @@ func TestStatusPageInABrowser(t *testing.T) {
 }
 
 // TestDemoStatusPage is the page over what ldp demo built, as its last Explore line serves it:
-// the daily workflow's published days, the third marked as held back before its fix, the
-// tries of that day with the failing check, and the backfill of the missed days to run next.
+// the daily workflow's published days, the third marked as held back before its fix, and the
+// tries of that day with the failing check. The demo's data ends on 5 August and so does its
+// workflow (metadata.end): after the demo says every window is done, the page counts no
+// missing window (it counted every day from August to today as missing).
 func TestDemoStatusPage(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
@@ -370,26 +372,35 @@ func TestDemoStatusPage(t *testing.T) {
 	text := ldpOK(t, "status", dir)
 	workflow := filepath.Join(dir, "daily", "workflow.json")
 	for _, want := range []string{
-		"  orders         5 published, then ", "; went wrong before: 2026-08-03T00:00:00Z (blocked)\n",
-		"  revenue        5 published, then ", "; went wrong before: 2026-08-03T00:00:00Z (upstream_failed)\n",
-		"missed      ", "windows: ldp backfill " + workflow + " --from 2026-08-06T00:00:00Z --to ",
+		"daily (" + workflow + "): 5 windows: 5 published\n",
+		"  orders         5 published; went wrong before: 2026-08-03T00:00:00Z (blocked)\n",
+		"  revenue        5 published; went wrong before: 2026-08-03T00:00:00Z (upstream_failed)\n",
+		"  ends        2026-08-06T00:00:00Z: no window after it is expected\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("ldp status %s lacks %q:\n%s", dir, want, text)
 		}
 	}
+	if strings.Contains(text, "missing") || strings.Contains(text, "missed") || strings.Contains(text, "next fire") {
+		t.Errorf("ldp status %s counts windows after the demo's data ends:\n%s", dir, text)
+	}
+	base := serveUI(t, dir)
 	var rep struct {
 		Objects []struct {
 			Name    string
 			Windows struct{ Count int }
+			Summary map[string]int
 		}
 	}
-	json.Unmarshal([]byte(ldpOK(t, "status", dir, "-o", "json")), &rep)
-	if len(rep.Objects) != 1 || rep.Objects[0].Name != "daily" || rep.Objects[0].Windows.Count < 6 {
-		t.Fatalf("the demo's objects: %+v", rep)
+	resp, err := http.Get(base + "/api/status")
+	if err != nil {
+		t.Fatal(err)
 	}
-	missing := strconv.Itoa(rep.Objects[0].Windows.Count - 5)
-	base := serveUI(t, dir)
+	json.NewDecoder(resp.Body).Decode(&rep)
+	resp.Body.Close()
+	if len(rep.Objects) != 1 || rep.Objects[0].Name != "daily" || rep.Objects[0].Windows.Count != 5 || rep.Objects[0].Summary["missing"] != 0 || rep.Objects[0].Summary["published"] != 5 {
+		t.Fatalf("/api/status after the demo: %+v, want 5 windows, all published", rep)
+	}
 	marked := `.row[data-task="orders"] .seg.marked`
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(marked))); err != nil {
 		t.Fatalf("load the page: %v", err)
@@ -399,8 +410,8 @@ func TestDemoStatusPage(t *testing.T) {
 		t.Fatalf("read the grid: %v", err)
 	}
 	want := []string{
-		"orders: published*2✓ published*1✓•(blocked) published*2✓ missing*" + missing + "·",
-		"revenue: published*2✓ published*1✓•(upstream_failed) published*2✓ missing*" + missing + "·",
+		"orders: published*2✓ published*1✓•(blocked) published*2✓",
+		"revenue: published*2✓ published*1✓•(upstream_failed) published*2✓",
 	}
 	if strings.Join(grid, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the grid:\n%s\nwant:\n%s", strings.Join(grid, "\n"), strings.Join(want, "\n"))
@@ -409,11 +420,11 @@ func TestDemoStatusPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(page, "5 published · "+missing+" missing · 1 window went wrong before its last try") {
+	if !strings.Contains(page, "5 published · 1 window went wrong before its last try") || regexp.MustCompile(`[0-9]+ missing|missed windows`).MatchString(page) {
 		t.Errorf("the page's counts:\n%s", page)
 	}
-	if !strings.Contains(page, "ldp backfill "+workflow+" --from 2026-08-06T00:00:00Z --to ") || !strings.Contains(page, "next fire") {
-		t.Errorf("the page does not say what to run next:\n%s", page)
+	if !strings.Contains(page, "the schedule ends at 2026-08-06T00:00:00Z: no window after it is expected") || strings.Contains(page, "next fire") {
+		t.Errorf("the page does not say why no window after 5 August is expected:\n%s", page)
 	}
 	screenshot(t, ctx, "demo-grid.png")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(marked)), chromedp.WaitVisible(chromedp.CSS(`#detail .tries`))); err != nil {

@@ -156,19 +156,29 @@ func selectsNoRows(p *v1.Pipeline) string {
 // SourceFile is the source file of p for window w, and whether it is there; "" for a source
 // that is not a file.
 func SourceFile(p *v1.Pipeline, w v1.LogicalWindow) (string, bool) {
-	src := p.Metadata.Source
-	if strings.EqualFold(src.Format, "ICEBERG") {
-		return "", false
-	}
-	ws, err := window.SpecOf(p.Metadata.Window)
-	if err != nil {
-		return "", false
-	}
-	path, err := window.FillPath(src.Path, w, ws.Location)
-	if err != nil {
+	path := SourcePath(p, w)
+	if path == "" {
 		return "", false
 	}
 	return path, sourceExists(resolvePath(p.BaseDir, path), p)
+}
+
+// SourcePath is the path of p's source file for window w, as the spec writes it (relative to
+// its folder), without looking for it; "" for a source that is not a file.
+func SourcePath(p *v1.Pipeline, w v1.LogicalWindow) string {
+	src := p.Metadata.Source
+	if strings.EqualFold(src.Format, "ICEBERG") {
+		return ""
+	}
+	ws, err := window.SpecOf(p.Metadata.Window)
+	if err != nil {
+		return ""
+	}
+	path, err := window.FillPath(src.Path, w, ws.Location)
+	if err != nil {
+		return ""
+	}
+	return path
 }
 
 // unfiled is err's message without the spec's file in front: a plan is of one spec.

@@ -107,6 +107,7 @@ function objectView(ob, ws, lo, hi, rows, state) {
   const meta = el("p", { class: "meta" });
   meta.append(`${ob.file} · ${ob.schedule ? "schedule " + ob.schedule : "no schedule"} · ${ob.timezone} · ${hi - lo} of ${ob.windows.count} windows`);
   if (ob.next_fire) meta.append(` · next fire ${fmt(Date.parse(ob.next_fire), ob.timezone)} ${ob.timezone} (${ob.next_fire})`);
+  if (ob.end) meta.append(` · the schedule ends at ${ob.end}: no window after it is expected`);
   sec.append(meta);
   if (ob.waiting) {
     // The window not finished yet: nothing is missing, it runs once it is finished.
@@ -116,6 +117,10 @@ function objectView(ob, ws, lo, hi, rows, state) {
     text += `; it may run at ${fmt(Date.parse(w.ready_at), ob.timezone)} ${ob.timezone} (${w.ready_at})`;
     if (w.runs_at) text += `, the schedule runs it at ${fmt(Date.parse(w.runs_at), ob.timezone)} ${ob.timezone} (${w.runs_at})`;
     sec.append(el("p", { class: "meta waiting", text }));
+  }
+  // Windows the schedule leaves alone until their source or spec changes, and why.
+  for (const h of ob.held || []) {
+    sec.append(el("p", { class: "meta held", text: `held ${h.window}: ${h.message}` }));
   }
   if (ob.error) sec.append(el("p", { class: "meta", text: "error: " + ob.error }));
   if (ob.missed && ob.missed.length) {
