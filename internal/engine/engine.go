@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -36,6 +37,29 @@ type DB struct {
 	mu     sync.Mutex
 	cols   map[string][]Column
 	counts map[string]int64
+	// pinned are the columns of relations no statement of the session changes until it is
+	// reset (Pin): they outlive forget.
+	pinned map[string][]Column
+}
+
+// statements counts the statements every database of the process ran: a backfill window's
+// cost is mostly DuckDB preparing statements, so how many a window takes is what tests bound.
+var statements atomic.Int64
+
+// Statements is how many statements the databases of the process have run.
+func Statements() int64 { return statements.Load() }
+
+// Pin records the columns of relation, which the caller vouches no later statement of the
+// session changes (a view it made and does not replace, a file it wrote and does not rewrite):
+// Columns answers from them without a DESCRIBE, whatever runs meanwhile, until the database
+// goes back to the pool.
+func (d *DB) Pin(relation string, cols []Column) {
+	d.mu.Lock()
+	if d.pinned == nil {
+		d.pinned = map[string][]Column{}
+	}
+	d.pinned[relation] = slices.Clone(cols)
+	d.mu.Unlock()
 }
 
 // forget drops what Columns and Count remember: the relations may have changed.
@@ -144,6 +168,9 @@ func (d *DB) Close() error {
 // attached databases.
 func (d *DB) reset() error {
 	d.forget()
+	d.mu.Lock()
+	clear(d.pinned)
+	d.mu.Unlock()
 	ctx := context.Background()
 	_, objs, err := d.Rows(ctx, `SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary
 		UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal
@@ -179,6 +206,7 @@ func (d *DB) closeNow() error {
 
 // Exec runs a statement.
 func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
+	statements.Add(1)
 	d.forget()
 	if _, err := d.conn.ExecContext(ctx, query, args...); err != nil {
 		return &Error{Query: query, Err: err}
@@ -188,6 +216,7 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 
 // ExecCount runs a statement and returns the rows it changed (for COPY, the rows written).
 func (d *DB) ExecCount(ctx context.Context, query string, args ...any) (int64, error) {
+	statements.Add(1)
 	d.forget()
 	res, err := d.conn.ExecContext(ctx, query, args...)
 	if err != nil {
@@ -198,6 +227,7 @@ func (d *DB) ExecCount(ctx context.Context, query string, args ...any) (int64, e
 
 // Query runs a query.
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	statements.Add(1)
 	rows, err := d.conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, &Error{Query: query, Err: err}
@@ -207,6 +237,7 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 
 // QueryRow runs a query that returns one row and scans it into dest.
 func (d *DB) QueryRow(ctx context.Context, query string, dest ...any) error {
+	statements.Add(1)
 	if err := d.conn.QueryRowContext(ctx, query).Scan(dest...); err != nil {
 		return &Error{Query: query, Err: err}
 	}
@@ -270,7 +301,10 @@ type Column struct {
 // Columns describes a relation or a query (anything that can follow FROM).
 func (d *DB) Columns(ctx context.Context, relation string) ([]Column, error) {
 	d.mu.Lock()
-	cols, ok := d.cols[relation]
+	cols, ok := d.pinned[relation]
+	if !ok {
+		cols, ok = d.cols[relation]
+	}
 	d.mu.Unlock()
 	if ok {
 		return slices.Clone(cols), nil

@@ -515,12 +515,22 @@ func (r *run) extract(ctx context.Context) error {
 		}
 	}
 	r.res.RowsRead = n
+	// The views over the extract are the run's own and never replaced, and the staged file is
+	// never rewritten, so their columns are described once and pinned: the checks, the key
+	// checks and the write (which describes the staged file to link it) ask again, and each
+	// DESCRIBE of a view chain was a few ms of a small window.
+	if sel == "*" {
+		if r.cols, err = r.db.Columns(ctx, from); err != nil {
+			return err
+		}
+		r.db.Pin(from, r.cols)
+	} else if r.cols, err = r.db.Columns(ctx, "ldp_extract"); err != nil {
+		return err
+	}
+	r.db.Pin("ldp_extract", r.cols)
 	// With a window and a window column, only the window's rows go on, right after the
 	// extract, so the transform and the checks see only them.
 	where := "true"
-	if r.cols, err = r.db.Columns(ctx, "ldp_extract"); err != nil {
-		return err
-	}
 	c := r.win.Column
 	if c != "" && !r.opts.Window.IsZero() {
 		for _, col := range r.cols {
@@ -545,6 +555,7 @@ func (r *run) extract(ctx context.Context) error {
 	if err := r.db.Exec(ctx, "CREATE TEMP VIEW source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
 		return err
 	}
+	r.db.Pin("source", r.cols)
 	r.where = where
 	if where == "true" {
 		r.res.RowsKept = n // no window filter: every row read is kept
@@ -735,7 +746,11 @@ func (r *run) download(ctx context.Context, loc string) (string, error) {
 func (r *run) transform(ctx context.Context) error {
 	t := r.p.Metadata.Transform
 	if t == nil {
-		return r.db.Exec(ctx, "CREATE TEMP VIEW ldp_batch AS SELECT * FROM source")
+		if err := r.db.Exec(ctx, "CREATE TEMP VIEW ldp_batch AS SELECT * FROM source"); err != nil {
+			return err
+		}
+		r.db.Pin("ldp_batch", r.cols)
+		return nil
 	}
 	q := subquery(t.SQL)
 	sel := "*"
@@ -845,7 +860,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 		LockTimeout:   r.opts.LockTimeout, Notify: func(m string) { fmt.Fprintln(r.opts.Log, m) },
 		Location: r.win.Location,
 	}
-	rows, err := r.db.Count(ctx, "ldp_batch")
+	rows, err := r.batchRows(ctx)
 	if err != nil {
 		return err
 	}
@@ -944,8 +959,17 @@ func (r *run) emptyError() error {
 	return fmt.Errorf("%w: %s, and an empty batch is not published%s, or add a row_count check with a min to hold it back as a data gate", lake.ErrNoData, what, hint)
 }
 
+// batchRows is the row count of ldp_batch. With no transform it is the view of the rows the
+// window kept, which the extract counted: a second count(*) was a statement of every window.
+func (r *run) batchRows(ctx context.Context) (int64, error) {
+	if r.p.Metadata.Transform == nil {
+		return r.res.RowsKept, nil
+	}
+	return r.db.Count(ctx, "ldp_batch")
+}
+
 func writeFile(ctx context.Context, r *run) error {
-	n, err := r.db.Count(ctx, "ldp_batch")
+	n, err := r.batchRows(ctx)
 	if err != nil {
 		return err
 	}
