@@ -37,9 +37,10 @@ type DB struct {
 	mu     sync.Mutex
 	cols   map[string][]Column
 	counts map[string]int64
-	// pinned are the columns of relations no statement of the session changes until it is
-	// reset (Pin): they outlive forget.
-	pinned map[string][]Column
+	// pinned and pinnedCounts are the columns and row counts of relations no statement of the
+	// session changes until it is reset (Pin, PinCount): they outlive forget.
+	pinned       map[string][]Column
+	pinnedCounts map[string]int64
 }
 
 // statements counts the statements every database of the process ran: a backfill window's
@@ -62,6 +63,16 @@ func (d *DB) Pin(relation string, cols []Column) {
 	d.mu.Unlock()
 }
 
+// PinCount records the row count of relation, on the same terms as Pin.
+func (d *DB) PinCount(relation string, n int64) {
+	d.mu.Lock()
+	if d.pinnedCounts == nil {
+		d.pinnedCounts = map[string]int64{}
+	}
+	d.pinnedCounts[relation] = n
+	d.mu.Unlock()
+}
+
 // forget drops what Columns and Count remember: the relations may have changed.
 func (d *DB) forget() {
 	d.mu.Lock()
@@ -79,8 +90,10 @@ var idle struct {
 }
 
 // maxIdle bounds the databases kept idle (an empty one holds a few MB). A backfill holds a
-// database for each window waiting in a commit group (10) and each being read (a CPU's worth).
-var maxIdle = 10 + min(runtime.GOMAXPROCS(0), 8)
+// database for each window written and waiting for its commit (lake.Group lets two batches
+// of ten wait) and each being read (a CPU's worth): with fewer idle than that, windows kept
+// closing databases that the next windows started again.
+var maxIdle = 20 + min(runtime.GOMAXPROCS(0), 8)
 
 // Open starts an in-memory DuckDB with UTC as its time zone (so ts::DATE agrees with Iceberg's
 // day transform) and a private spill folder, so a source larger than memory still loads; or
@@ -170,6 +183,7 @@ func (d *DB) reset() error {
 	d.forget()
 	d.mu.Lock()
 	clear(d.pinned)
+	clear(d.pinnedCounts)
 	d.mu.Unlock()
 	ctx := context.Background()
 	_, objs, err := d.Rows(ctx, `SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary
@@ -275,7 +289,10 @@ func (d *DB) Rows(ctx context.Context, query string) ([]string, [][]any, error) 
 // Count returns the number of rows of a relation.
 func (d *DB) Count(ctx context.Context, relation string) (int64, error) {
 	d.mu.Lock()
-	n, ok := d.counts[relation]
+	n, ok := d.pinnedCounts[relation]
+	if !ok {
+		n, ok = d.counts[relation]
+	}
 	d.mu.Unlock()
 	if ok {
 		return n, nil
