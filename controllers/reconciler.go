@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/reconcile"
 	"github.com/ldp-dev/ldp/schemas"
@@ -41,6 +43,9 @@ type Request struct {
 	Fresh   bool
 	// DryRun plans and runs nothing: ldp diff, and ldp apply --dry-run.
 	DryRun bool
+	// ReadSources makes a plan read the sources it can (a DESCRIBE, nothing run) and refuse
+	// the columns a spec names that are not there, as a run would: ldp diff's.
+	ReadSources bool
 	// MaxWindows bounds the windows run per object (0 is 1000); the rest wait for the next.
 	MaxWindows int
 	// OnRun, when set, is told of each window run as it ends.
@@ -206,6 +211,11 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 		return nil, inFile(s.Path, err)
 	}
 	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now})
+	if req.ReadSources {
+		if err := columnErrors(s.WF, plans); err != nil {
+			return nil, err
+		}
+	}
 	if !req.DryRun && (req.Window != "" || req.From != "") {
 		// Windows asked for by name that have not ended are refused, not left waiting: the
 		// user meant them to run now (ldp apply --window; diff shows them as not finished).
@@ -214,6 +224,24 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 		}
 	}
 	return plans, nil
+}
+
+// columnErrors checks the columns that the loads of wf name against their sources, for the
+// first window of plans that runs (its source file, when the path names a window's file).
+func columnErrors(wf *Object, plans []WindowPlan) error {
+	for _, wp := range plans {
+		if !wp.Runs() {
+			continue
+		}
+		var errs []error
+		for _, t := range wf.Tasks {
+			if p := wf.Pipelines[t.ID]; p != nil && t.Kind() == v1.TaskPipeline {
+				errs = append(errs, pipeline.SourceColumnErrors(p, wp.Window)...)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	return nil
 }
 
 // runObject runs, one by one, the windows of an object's plan that run now.

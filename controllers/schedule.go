@@ -36,11 +36,14 @@ func DiscoverScheduled(dir string) ([]Scheduled, error) {
 }
 
 // WindowOfFire is the window a fire owns: with a window size, the last complete window of that
-// size ending at or before the fire; without one, the interval since the previous fire.
+// size ending at or before the fire; without one, the interval since the previous fire. With a
+// metadata.window.delay, the window must also have waited its delay by the fire (it ends at or
+// before fire minus delay), so that every fire's window is finished when it fires: one that was
+// not would wait, and the next fire would own the next window, never running it.
 func WindowOfFire(wf *Object, fire time.Time) (v1.LogicalWindow, error) {
 	loc := wf.Window.Location
 	if size := wf.Size(); size != "" {
-		end, err := window.Floor(fire, size, loc)
+		end, err := window.Floor(fire.Add(-wf.Window.Delay), size, loc)
 		if err != nil {
 			return v1.LogicalWindow{}, err
 		}
@@ -50,11 +53,17 @@ func WindowOfFire(wf *Object, fire time.Time) (v1.LogicalWindow, error) {
 	if err != nil {
 		return v1.LogicalWindow{}, err
 	}
-	prev, err := cronx.Previous(spec, fire, loc)
+	end := fire
+	if wf.Window.Delay > 0 {
+		if end, err = cronx.Latest(spec, fire.Add(-wf.Window.Delay), loc); err != nil {
+			return v1.LogicalWindow{}, err
+		}
+	}
+	prev, err := cronx.Previous(spec, end, loc)
 	if err != nil {
 		return v1.LogicalWindow{}, err
 	}
-	return v1.LogicalWindow{Start: prev, End: fire}, nil
+	return v1.LogicalWindow{Start: prev, End: end}, nil
 }
 
 // DueWindows are the windows a tick at now looks at: the latest fire's window, or with catchup

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/shell"
+	"github.com/ldp-dev/ldp/internal/window"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -47,7 +49,64 @@ type ObjectStatus struct {
 	NextFire string         `json:"next_fire,omitempty"`
 	Missed   []string       `json:"missed,omitempty"`
 	Backfill string         `json:"backfill,omitempty"`
-	Error    string         `json:"error,omitempty"`
+	// Waiting is the object's window that is not finished at now, and when it may run: it is
+	// not missing, nothing of it runs until then.
+	Waiting *WaitingWindow `json:"waiting,omitempty"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// WaitingWindow is a window that is not finished: it has not ended, or waits its
+// metadata.window.delay for late rows. Times are RFC 3339 in UTC.
+type WaitingWindow struct {
+	Window string `json:"window"`
+	// ReadyAt is when it is finished (its end plus the delay): a run of it is refused before.
+	ReadyAt string `json:"ready_at"`
+	// RunsAt is the schedule's fire that runs it (none without a schedule).
+	RunsAt string `json:"runs_at,omitempty"`
+	Delay  string `json:"delay,omitempty"`
+}
+
+// waitingOf is the window of wf not finished at now that status shows: the first of the
+// grid's, else the window of the first fire after now whose window is not finished, else (no
+// schedule) the window that holds now.
+func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *WaitingWindow {
+	out := func(w v1.LogicalWindow, runs time.Time) *WaitingWindow {
+		ww := &WaitingWindow{Window: w.String(), ReadyAt: reconcile.ReadyAt(w, wf.Window.Delay).UTC().Format(time.RFC3339)}
+		if !runs.IsZero() {
+			ww.RunsAt = runs.UTC().Format(time.RFC3339)
+		}
+		if wf.Window.Delay > 0 {
+			ww.Delay = wf.Window.Delay.String()
+		}
+		return ww
+	}
+	for _, p := range plans {
+		if p.NotFinished {
+			return out(p.Window, time.Time{})
+		}
+	}
+	if !next.IsZero() {
+		// The next fire's window may have ended already (a fire at 02:05 runs the day before):
+		// the window not finished is then a later fire's.
+		spec, err := cronx.Parse(wf.Schedule)
+		for i := 0; err == nil && i < 4; i++ {
+			w, werr := WindowOfFire(wf, next)
+			if werr != nil {
+				return nil
+			}
+			if !reconcile.Finished(w, wf.Window.Delay, now) {
+				return out(w, next)
+			}
+			next, err = cronx.Next(spec, next, wf.Window.Location)
+		}
+		return nil
+	}
+	if size := wf.Size(); size != "" {
+		if w, err := window.Of(now, size, wf.Window.Location); err == nil && !reconcile.Finished(w, wf.Window.Delay, now) {
+			return out(w, time.Time{})
+		}
+	}
+	return nil
 }
 
 // WindowAxis is the columns of a grid.
@@ -160,6 +219,11 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 		}
 	}
 	ob.Windows = axisOf(plans, wf)
+	var next time.Time
+	if st != nil {
+		next = st.NextFire
+	}
+	ob.Waiting = waitingOf(wf, plans, next, now)
 	hist, err := obs.History(wf)
 	if err != nil {
 		ob.Error = err.Error()
@@ -189,7 +253,7 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 // windowCell is a whole window's state for the summary bar: the worst of its tasks' cells.
 func windowCell(p WindowPlan, tasks []OrderedTask, now time.Time) reconcile.CellState {
 	rank := []reconcile.CellState{reconcile.CellFailed, reconcile.CellRetrying, reconcile.CellBlocked, reconcile.CellUpstreamFailed,
-		reconcile.CellUnfinished, reconcile.CellMissing, reconcile.CellSkipped, reconcile.CellPublished}
+		reconcile.CellUnfinished, reconcile.CellMissing, reconcile.CellWaiting, reconcile.CellSkipped, reconcile.CellPublished}
 	worst := len(rank) - 1
 	for _, t := range tasks {
 		if i := slices.Index(rank, reconcile.Cell(p, t.ID, now)); i >= 0 && i < worst {

@@ -77,6 +77,10 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 				return nil, err
 			}
 			wf.Pipelines[t.ID] = p
+			// A window of the workflow is finished when every load's late rows are in.
+			if ps, err := window.SpecOf(p.Metadata.Window); err == nil && ps.Delay > wf.Window.Delay {
+				wf.Window.Delay = ps.Delay
+			}
 		}
 		return wf, nil
 	case *v1.Pipeline:
@@ -109,7 +113,7 @@ func (w *Object) TableOf(t v1.Task) *v1.Pipeline {
 
 // Planning is the workflow as planning sees it.
 func (w *Object) Planning() reconcile.Object {
-	obj := reconcile.Object{Name: w.Name, File: w.File}
+	obj := reconcile.Object{Name: w.Name, File: w.File, Delay: w.Window.Delay}
 	for _, t := range w.Tasks {
 		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn}
 		if k := kinds[t.Kind()]; k != nil {

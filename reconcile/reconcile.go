@@ -49,6 +49,8 @@ type Object struct {
 	Name  string
 	File  string
 	Tasks []Task
+	// Delay is how long after its end a window waits for late rows (metadata.window.delay).
+	Delay time.Duration
 }
 
 // LastRun is the last run of an object for one window, as the ledger tells it.
@@ -172,8 +174,9 @@ type WindowPlan struct {
 	// Continue, when set, is the run this window's run continues, as its next attempt: the
 	// attempt fences every older one. Nil starts a run of its own.
 	Continue *RunRef `json:"-"`
-	// NotFinished is set when the window has not ended at the plan's Now: it waits (its
-	// RetryAt is its end) and nothing of it runs.
+	// NotFinished is set when the window is not finished at the plan's Now (it has not ended,
+	// or waits its delay for late rows): it waits (its RetryAt is when it is finished) and
+	// nothing of it runs.
 	NotFinished bool `json:"not_finished,omitempty"`
 	// RetryAt is when a waiting window's retry is due, or the end of a window not finished.
 	RetryAt time.Time  `json:"retry_at,omitzero"`
@@ -213,8 +216,8 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 		if wp.Action == v1.ActionResume && RetryPending(wp.LastRun, opts.Now) {
 			wp.Action, wp.RetryAt = v1.ActionWait, wp.LastRun.RetryAt
 		}
-		if wp.Action != v1.ActionSkip && !Finished(w, opts.Now) {
-			wp.NotFinished, wp.Action, wp.RetryAt = true, v1.ActionWait, w.End
+		if wp.Action != v1.ActionSkip && !Finished(w, obj.Delay, opts.Now) {
+			wp.NotFinished, wp.Action, wp.RetryAt = true, v1.ActionWait, ReadyAt(w, obj.Delay)
 		}
 		wp.Continue = Continues(wp.Action, wp.LastRun, opts)
 		for _, t := range order {
@@ -229,14 +232,17 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 	return out
 }
 
-// Finished reports whether window w has ended at now, so that its rows are all in and it can
-// be published under its key. A window published before its end would be skipped for good
-// once its key is on main, and the rows that land later in it would never be loaded. This is
-// the one rule every entry point (run, backfill, apply, diff, tick, watch, status) asks. A
-// zero now (no clock) counts every window as ended.
-func Finished(w v1.LogicalWindow, now time.Time) bool {
-	return now.IsZero() || !now.Before(w.End)
+// Finished reports whether window w has ended, and waited delay for its late rows, at now, so
+// that its rows are all in and it can be published under its key. A window published before
+// then would be skipped for good once its key is on main, and the rows that land later in it
+// would never be loaded. This is the one rule every entry point (run, backfill, apply, diff,
+// tick, watch, status) asks. A zero now (no clock) counts every window as finished.
+func Finished(w v1.LogicalWindow, delay time.Duration, now time.Time) bool {
+	return now.IsZero() || !now.Before(ReadyAt(w, delay))
 }
+
+// ReadyAt is when window w is finished: its end plus the delay for its late rows.
+func ReadyAt(w v1.LogicalWindow, delay time.Duration) time.Time { return w.End.Add(delay) }
 
 // WindowAction is what to do with a window in state: a published window is skipped, a
 // missing one runs, any other (failed, blocked, partial, or a run that never finished) resumes;

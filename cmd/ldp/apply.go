@@ -20,7 +20,7 @@ type applyOptions struct {
 func (o *applyOptions) Validate(cmd *cobra.Command, args []string) error {
 	var err error
 	o.req, err = o.request(cmd, "apply")
-	o.req.DryRun = o.dryRun
+	o.req.DryRun, o.req.ReadSources = o.dryRun, o.dryRun
 	return err
 }
 

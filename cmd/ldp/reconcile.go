@@ -138,6 +138,9 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 				note = ", last run unfinished"
 			}
 			switch {
+			case wp.NotFinished && !wp.RetryAt.Equal(wp.Window.End):
+				// It waits its metadata.window.delay for late rows after its end.
+				note += ", not finished (ends at " + wp.End + ", may run at " + wp.RetryAt.UTC().Format(time.RFC3339) + " after its delay)"
 			case wp.NotFinished:
 				note += ", not finished (ends at " + wp.RetryAt.UTC().Format(time.RFC3339) + ")"
 			case wp.Action == v1.ActionWait:

@@ -140,10 +140,16 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 	}
 	var rep struct {
 		Objects []struct {
-			Name    string
-			Summary map[string]int
-			Windows struct{ Count int }
-			Tasks   []struct {
+			Name     string
+			Summary  map[string]int
+			Windows  struct{ Count int }
+			NextFire string `json:"next_fire"`
+			Waiting  *struct {
+				Window  string
+				ReadyAt string `json:"ready_at"`
+				RunsAt  string `json:"runs_at"`
+			}
+			Tasks []struct {
 				ID    string
 				Cells []struct {
 					S string
@@ -183,6 +189,19 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 	}
 	if s := rep.Objects[0].Summary; s["published"] != 13 || s["blocked"] != 1 || s["missing"] != days-14 {
 		t.Errorf("summary %v", s)
+	}
+	// The window not finished yet (the Paris day that holds now, or the next) is waiting, not
+	// missing: it may run at its end, and the fire that runs it is the next or the one after.
+	if w := rep.Objects[0].Waiting; w == nil {
+		t.Errorf("shop_daily has no waiting window: %+v", rep.Objects[0])
+	} else {
+		start, end, _ := strings.Cut(w.Window, "/")
+		s, _ := time.Parse(time.RFC3339, start)
+		e, _ := time.Parse(time.RFC3339, end)
+		runs, _ := time.Parse(time.RFC3339, w.RunsAt)
+		if now := time.Now(); w.ReadyAt != end || !e.After(now) || s.After(now.Add(24*time.Hour)) || runs.Before(e) || w.RunsAt < rep.Objects[0].NextFire {
+			t.Errorf("shop_daily's waiting window %+v (next fire %s): want the day not finished, ready at its end, run by a fire after it", *w, rep.Objects[0].NextFire)
+		}
 	}
 	// The same report as ldp status -o json prints.
 	var cli struct {
@@ -297,6 +316,18 @@ func TestStatusPageInABrowser(t *testing.T) {
 	want := []string{"orders: published*6✓ blocked*1! published*7✓ missing*" + missing + "·", "tidy: published*6✓ upstream_failed*1↑ published*7✓ missing*" + missing + "·"}
 	if strings.Join(grid, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the grid:\n%s\nwant:\n%s", strings.Join(grid, "\n"), strings.Join(want, "\n"))
+	}
+	// Times in the spec's zone beside UTC: the axis names the zone (UTC in its title), a cell's
+	// label both; the window not finished yet is said apart, as waiting.
+	texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector('.axis span').textContent, document.querySelector('.axis span').title,
+	  document.querySelector('.row[data-task="orders"] .seg.blocked').title, (document.querySelector('.meta.waiting') || {}).textContent || ""]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) != 4 || texts[0] != "2026-08-01, 00:00 Europe/Paris" || texts[1] != "2026-07-31T22:00:00Z" ||
+		texts[2] != "orders 2026-08-07, 00:00 (Europe/Paris, 2026-08-06T22:00:00Z UTC): blocked" ||
+		!strings.HasPrefix(texts[3], "waiting: ") || !strings.Contains(texts[3], "is not finished; it may run at ") || !strings.Contains(texts[3], ", the schedule runs it at ") {
+		t.Errorf("the axis, a cell's label and the waiting line: %q", texts)
 	}
 	screenshot(t, ctx, "grid.png")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.row[data-task="orders"] .seg.blocked`)), chromedp.WaitVisible(chromedp.CSS(`#detail .command`))); err != nil {

@@ -555,6 +555,9 @@ func (r *run) extract(ctx context.Context) error {
 			}
 		}
 		if r.colType == "" {
+			if err := windowColumnError(r.p, r.cols); err != nil {
+				return err
+			}
 			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("window column %q is not in the source", c)}
 		}
 		// A source of no rows (a header-only drop) gives its columns no types: it keeps no
@@ -883,6 +886,15 @@ func (r *run) exactKeys(ctx context.Context) error {
 
 // validate runs the quality checks; with on_failure "fail" a failure holds the batch back.
 func (r *run) validate(ctx context.Context) error {
+	if len(r.p.Metadata.Target.PartitionBy) > 0 || len(r.p.Metadata.Target.JoinCols) > 0 {
+		cols, err := r.db.Columns(ctx, "ldp_batch")
+		if err != nil {
+			return err
+		}
+		if err := targetColumnsError(r.p, cols); err != nil {
+			return err
+		}
+	}
 	if err := r.exactKeys(ctx); err != nil {
 		return err
 	}
@@ -980,6 +992,11 @@ func writeIceberg(ctx context.Context, r *run) error {
 	po := lake.PublishOptions{WriteOptions: wo, Key: r.res.Key, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Hook: r.opts.Hook, Group: r.opts.Group}
 	if rows == 0 {
 		po.AllowEmpty = true
+		if why := r.secondPass(); why != "" {
+			// Published empty (allow_empty), which is right, but a person looking for the
+			// rows of that hour must learn where they went.
+			fmt.Fprintf(r.opts.Log, "note: window %s keeps no rows: %s\n", r.opts.Window, why)
+		}
 	}
 	// An overwrite with a window column replaces only the window's rows, found by the table's
 	// type of the column (a drop's may differ, and an empty drop's columns have no types).
@@ -1041,9 +1058,8 @@ func (r *run) emptyError() error {
 		}
 		what += ")"
 	}
-	if change, ok := window.SecondPass(r.opts.Window, r.win.Location); ok && r.win.Column != "" && !strings.Contains(r.colType, "TIME ZONE") {
-		what += fmt.Sprintf(": the window is in the second pass of the hour the clock repeats at %s in %s, and %s's times without a zone there were read as the first pass, so no row can fall in it (docs/data-plane.md, \"Timestamps without a zone\")",
-			change.In(r.win.Location).Format("2006-01-02 15:04"), r.win.Location, r.win.Column)
+	if why := r.secondPass(); why != "" {
+		what += ": " + why
 	}
 	hint := `; if an empty window is valid, set "allow_empty": true in metadata.source (a keyed run then publishes it with no rows)`
 	return fmt.Errorf("%w: %s, and an empty batch is not published%s, or add a row_count check with a min to hold it back as a data gate", lake.ErrNoData, what, hint)
@@ -1056,6 +1072,18 @@ func (r *run) batchRows(ctx context.Context) (int64, error) {
 		return r.res.RowsKept, nil
 	}
 	return r.db.Count(ctx, "ldp_batch")
+}
+
+// secondPass says why the run's window keeps no rows when it lies in the second pass of an
+// hour the clock repeats and the window column has no zone (its times there are read as the
+// first pass), else "".
+func (r *run) secondPass() string {
+	change, ok := window.SecondPass(r.opts.Window, r.win.Location)
+	if !ok || r.win.Column == "" || strings.Contains(r.colType, "TIME ZONE") {
+		return ""
+	}
+	return fmt.Sprintf("the window is in the second pass of the hour the clock repeats at %s in %s, and %s's times without a zone there were read as the first pass, so no row can fall in it (docs/data-plane.md, \"Timestamps without a zone\")",
+		change.In(r.win.Location).Format("2006-01-02 15:04"), r.win.Location, r.win.Column)
 }
 
 func writeFile(ctx context.Context, r *run) error {

@@ -9,10 +9,7 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
-	"github.com/ldp-dev/ldp/internal/engine"
-	"github.com/ldp-dev/ldp/internal/formats"
 	"github.com/ldp-dev/ldp/internal/lake"
-	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/shell"
 	"github.com/ldp-dev/ldp/internal/window"
 )
@@ -79,8 +76,10 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 			pl.SourcePath = path
 			if full := resolvePath(p.BaseDir, path); sourceExists(full, p) {
 				pl.SourceExists = true
-				if msg := checkColumnsOf(p, full); msg != "" {
-					pl.Errors = append(pl.Errors, msg)
+				if !lake.IsRemote(full) {
+					for _, err := range columnErrorsOf(p, full) {
+						pl.Errors = append(pl.Errors, unfiled(p, err))
+					}
 				}
 			} else {
 				pl.Notes = append(pl.Notes, fmt.Sprintf("source file %s is not there yet", path))
@@ -172,33 +171,9 @@ func SourceFile(p *v1.Pipeline, w v1.LogicalWindow) (string, bool) {
 	return path, sourceExists(resolvePath(p.BaseDir, path), p)
 }
 
-// checkColumnsOf checks the columns p's checks name against the columns of the local source
-// file at full, as quality.Run does at run time, so ldp plan says what a run would refuse. A
-// transform makes the batch's columns its own, and a source that cannot be read here is the
-// run's to report: both give "".
-func checkColumnsOf(p *v1.Pipeline, full string) string {
-	q := p.Metadata.Quality
-	if q == nil || len(q.Checks) == 0 || p.Metadata.Transform != nil || lake.IsRemote(full) {
-		return ""
-	}
-	expr, err := formats.Source(p.Metadata.Source.Format, full, p.Metadata.Source.Options)
-	if err != nil {
-		return ""
-	}
-	ctx := context.Background()
-	db, err := engine.Open(ctx)
-	if err != nil {
-		return ""
-	}
-	defer db.Close()
-	cols, err := db.Columns(ctx, expr)
-	if err != nil {
-		return ""
-	}
-	if err := quality.CheckColumns(q.Checks, cols); err != nil {
-		return err.Error()
-	}
-	return ""
+// unfiled is err's message without the spec's file in front: a plan is of one spec.
+func unfiled(p *v1.Pipeline, err error) string {
+	return strings.TrimPrefix(err.Error(), p.Path+": ")
 }
 
 // sourceExists reports whether the source file at full is there: on this machine, or in its
