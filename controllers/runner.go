@@ -39,6 +39,8 @@ type TaskContext struct {
 	Runner   *Runner
 	// Group, when set, lets the task's publish share a catalog commit with other windows.
 	Group *lake.Group
+	// Sniffs, when set, are the CSV layouts the windows of a backfill share.
+	Sniffs *pipeline.Sniffs
 	// UpstreamWrote is set when a task that ran earlier in this run wrote data.
 	UpstreamWrote bool
 }
@@ -207,6 +209,8 @@ type RunOptions struct {
 	Plan *reconcile.WindowPlan
 	// Group, when set, publishes the window's appends in one commit with other windows.
 	Group *lake.Group
+	// Sniffs, when set, are the CSV layouts the windows of a backfill share.
+	Sniffs *pipeline.Sniffs
 }
 
 // TaskRunID is the run id of a task within a workflow run: kept by every attempt.
@@ -309,7 +313,7 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 		attempt := o.Attempt + n - 1
 		tr.Attempts = n
 		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
-		out, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, UpstreamWrote: upstreamWrote})
+		out, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote})
 		tr.Detail, tr.err = nil, err
 		if !reflect.ValueOf(out).IsZero() {
 			tr.Detail = &out
@@ -385,7 +389,7 @@ func (pipelineKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error)
 		sinks = append(sinks, SinksFor(p, tc.Runner.Version, tc.Runner.Getenv)[1:]...)
 	}
 	opts := pipeline.Options{Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt, Log: tc.Runner.Log, Hook: tc.Runner.Hook,
-		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now, Group: tc.Group}
+		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now, Group: tc.Group, Sniffs: tc.Sniffs}
 	if tc.Window.IsZero() {
 		opts.RunID = "" // a run with no window keeps the direct mode
 	}
