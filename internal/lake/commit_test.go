@@ -116,7 +116,8 @@ func checkNoReread(t *testing.T, open opener) {
 // checkSwapConflict: two handles commit on the same base; the other's commit lands between
 // this one's write of its metadata file and its swap of the catalog's pointer. Exactly one
 // wins: the other gets the retriable conflict (table.ErrCommitFailed, as from iceberg-go),
-// leaves no metadata file behind, and succeeds on retry with both changes kept.
+// leaves no metadata file behind, and succeeds on retry with both changes kept. A requirement
+// that does not hold writes nothing, and a handle that parsed nothing yet commits too.
 func checkSwapConflict(t *testing.T, open opener) {
 	a, b := fixtureWith(t, open(t)), fixtureWith(t, open(t))
 	a.batch(t, rideCols, rideVals)
@@ -148,13 +149,25 @@ func checkSwapConflict(t *testing.T, open opener) {
 	if err := a.cat.commit(a.ctx, a.ref, nil, set("test.a")); err != nil {
 		t.Fatalf("retry after the conflict: %v", err)
 	}
+	// A requirement is checked against the metadata the swap asserts: main is not where
+	// this one says, so nothing is written.
+	wrong := int64(42)
+	err = a.cat.commit(a.ctx, a.ref, []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &wrong)}, set("test.c"))
+	if err == nil || !isConflict(err) || !strings.Contains(err.Error(), "requirement failed") {
+		t.Fatalf("commit whose requirement does not hold: %v, want a requirement failure", err)
+	}
+	// A process that parsed nothing yet (another process's commit) loads once and commits.
+	forgetParsed(t)
+	if err := open(t).commit(a.ctx, a.ref, nil, set("test.d")); err != nil {
+		t.Fatalf("commit on metadata not parsed yet: %v", err)
+	}
 	forgetParsed(t)
 	tbl, err := open(t).Load(a.ctx, a.ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := tbl.Properties(); p["test.a"] != "1" || p["test.b"] != "1" {
-		t.Errorf("properties %v, want test.a and test.b", p)
+	if p := tbl.Properties(); p["test.a"] != "1" || p["test.b"] != "1" || p["test.d"] != "1" || p["test.c"] != "" {
+		t.Errorf("properties %v, want test.a, test.b and test.d, not test.c", p)
 	}
 	known := map[string]bool{localPath(tbl.MetadataLocation()): true}
 	for e := range tbl.Metadata().PreviousFiles() {
