@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -193,4 +194,53 @@ func writeMetadata(meta table.Metadata, fsys icebergio.WriteFileIO, loc string) 
 		w = gz
 	}
 	return json.NewEncoder(w).Encode(meta)
+}
+
+// One catalog commit per batch. A batch that adds only snapshots (no schema union) is not
+// committed on a staging branch: its transaction on main is built and left uncommitted, and
+// the publish commit carries the updates that add its snapshots, moves main to the last and
+// attaches the key index, under the same requirements as the publish of a staged branch (main
+// is still the base the key search read, the attempt is not fenced). Those requirements are
+// what the exactly-once protocol rests on; the branch only made the snapshots catalog state
+// one commit earlier. docs/exactly-once.md says why the guarantees hold.
+
+// builtSnapshots are the snapshots tx (a transaction on tbl's main, not committed) adds on top
+// of main's head, oldest first, and the updates that add them to the catalog.
+func builtSnapshots(tbl *table.Table, tx *table.Transaction) ([]*table.Snapshot, []table.Update, error) {
+	st, err := tx.StagedTable()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, base := st.Metadata(), tbl.CurrentSnapshot()
+	var snaps []*table.Snapshot
+	s := m.CurrentSnapshot()
+	for s != nil && (base == nil || s.SnapshotID != base.SnapshotID) {
+		snaps = append(snaps, s)
+		if s.ParentSnapshotID == nil {
+			s = nil
+			break
+		}
+		s = m.SnapshotByID(*s.ParentSnapshotID)
+	}
+	if base == nil || s == nil || len(snaps) == 0 {
+		return nil, nil, fmt.Errorf("stage on %s: the staged snapshots do not chain to main's head", refOf(tbl))
+	}
+	slices.Reverse(snaps)
+	adds := make([]table.Update, len(snaps))
+	for i, s := range snaps {
+		adds[i] = table.NewAddSnapshotUpdate(s)
+	}
+	return snaps, adds, nil
+}
+
+// publishBuilt publishes snapshots built on base and not committed (builtSnapshots): one
+// commit adds them, moves main to head and attaches index, asserting the table is still the
+// one they were built on, main is still base, and fences.
+func (c *Catalog) publishBuilt(ctx context.Context, tbl *table.Table, base int64, adds []table.Update, head int64, index []table.Update, fences ...table.Requirement) error {
+	reqs := append([]table.Requirement{
+		table.AssertTableUUID(tbl.Metadata().TableUUID()),
+		table.AssertRefSnapshotID(table.MainBranch, &base),
+	}, fences...)
+	updates := append(slices.Clone(adds), table.NewSetSnapshotRefUpdate(table.MainBranch, head, table.BranchRef, 0, 0, 0))
+	return c.commit(ctx, refOf(tbl), reqs, append(updates, index...))
 }

@@ -76,7 +76,7 @@ func TestCommitOnParsedMetadataPostgres(t *testing.T) {
 	t.Run("swap-conflict", func(t *testing.T) { checkSwapConflict(t, postgresOpener(t, pg, "swap")) })
 }
 
-// checkNoReread: a publish commits (stage and publish) on the metadata the process parsed:
+// checkNoReread: a publish commits on the metadata the process parsed, in one catalog commit:
 // with the current metadata.json moved away after the load, it still publishes, and a new
 // process then reads both keys once and every row. iceberg-go's SQL CommitTable read and
 // parsed the whole file again before each commit, and failed here.
@@ -102,6 +102,13 @@ func checkNoReread(t *testing.T, open opener) {
 	}
 	if res.Status != Published || res.Tries != 1 {
 		t.Fatalf("result %+v, want published on the first try", res)
+	}
+	after, err := f.cat.Load(f.ctx, f.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := metadataVersion(after.MetadataLocation()) - metadataVersion(loc); n != 1 {
+		t.Errorf("the publish took %d catalog commits, want 1", n)
 	}
 	forgetParsed(t)
 	g := fixtureWith(t, open(t))
