@@ -218,9 +218,10 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 			return nil, err
 		}
 	}
-	if !req.DryRun && (req.Window != "" || req.From != "") {
+	if req.Window != "" || req.From != "" {
 		// Windows asked for by name that have not ended are refused, not left waiting: the
-		// user meant them to run now (ldp apply --window; diff shows them as not finished).
+		// user meant them to run now. ldp diff and apply --dry-run refuse them too, so the
+		// plan they print is the one apply carries out.
 		if err := refuseUnfinished(s.WF, plans); err != nil {
 			return nil, err
 		}

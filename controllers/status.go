@@ -82,6 +82,9 @@ type WaitingWindow struct {
 // schedule) the window that holds now.
 func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *WaitingWindow {
 	out := func(w v1.LogicalWindow, runs time.Time) *WaitingWindow {
+		if !wf.End.IsZero() && w.End.After(wf.End) {
+			return nil // past the schedule's end no window is expected, so none waits
+		}
 		ww := &WaitingWindow{Window: w.String(), ReadyAt: reconcile.ReadyAt(w, wf.Window.Delay).UTC().Format(time.RFC3339)}
 		if !runs.IsZero() {
 			ww.RunsAt = runs.UTC().Format(time.RFC3339)

@@ -51,6 +51,8 @@ type objectPlan struct {
 	Windows []controllers.WindowPlan `json:"windows"`
 	// Loc is the zone of the object's windows, in which the text shows them beside UTC.
 	Loc *time.Location `json:"-"`
+	// End is the schedule's end (metadata.end), zero without one.
+	End time.Time `json:"-"`
 }
 
 // plansOf are the plans of the objects that could be planned, with display paths.
@@ -62,7 +64,7 @@ func plansOf(res *controllers.ReconcileResult) []objectPlan {
 		}
 		op := objectPlan{Name: o.Name, File: displayPath(o.File), Windows: o.Windows}
 		if o.WF != nil {
-			op.Loc = o.WF.Window.Location
+			op.Loc, op.End = o.WF.Window.Location, o.WF.End
 		}
 		out = append(out, op)
 	}
@@ -73,10 +75,25 @@ func plansOf(res *controllers.ReconcileResult) []objectPlan {
 // as it is, several together.
 func badObjects(res *controllers.ReconcileResult) error {
 	bad := res.Invalid()
-	if errs, ok := bad.(controllers.ObjectErrors); ok && len(errs) == 1 && len(plansOf(res)) == 0 {
+	errs, ok := bad.(controllers.ObjectErrors)
+	switch {
+	case !ok || len(plansOf(res)) > 0:
+		return bad
+	case len(errs) == 1:
 		return errs[0]
 	}
-	return bad
+	return noneplanned{errs} // "the others were:" would introduce nothing
+}
+
+// noneplanned is the error of a reconcile none of whose objects could be planned.
+type noneplanned struct{ controllers.ObjectErrors }
+
+func (e noneplanned) Error() string {
+	msg := fmt.Sprintf("%d objects could not be planned:", len(e.ObjectErrors))
+	for _, err := range e.ObjectErrors {
+		msg += "\n" + err.Error()
+	}
+	return msg
 }
 
 // printDiff writes the plans and how many windows would run: ldp diff's output, and ldp apply
@@ -99,6 +116,9 @@ func printDiff(w io.Writer, plans []objectPlan) {
 	case len(plans) == 0:
 		// Never "done" for windows nothing looked at.
 		fmt.Fprintln(w, "nothing compared: no workflow and no dataset config with a schedule was found, so no window is desired; name a spec and pass --window or --from/--to to compare its windows")
+	case compared == 0 && len(plans) == 1 && !plans[0].End.IsZero():
+		end := plans[0].End.UTC().Format(time.RFC3339)
+		fmt.Fprintf(w, "nothing compared: no window is due; the schedule ends at %s%s (metadata.end), no window after it is expected; pass --window or --from/--to to compare others\n", end, inZone(plans[0].Loc, end))
 	case compared == 0:
 		fmt.Fprintln(w, "nothing compared: no window is due yet; pass --window or --from/--to to compare others")
 	case pending == 0 && held > 0:

@@ -136,8 +136,14 @@ func offSize(p *v1.Pipeline, w v1.LogicalWindow) string {
 	for t := start; t.Before(ends); t = window.Next(t, ws.Size, ws.Location) {
 		n++
 	}
-	return fmt.Sprintf("window %s is not one %s, the spec's window size; it publishes as given, under a key of its own. A backfill lays %d %s windows over it: %s",
-		w, ws.Size, n, ws.Size, shell.Command("ldp", "backfill", p.Path, "--from", v1.FormatInstant(start), "--to", v1.FormatInstant(ends)))
+	// A window of the right length that does not start on a boundary (a UTC day for a spec
+	// in Paris) is told apart: "not one day" of a 24-hour window would puzzle.
+	what := fmt.Sprintf("is not one %s, the spec's window size", ws.Size)
+	if window.Next(w.Start, ws.Size, ws.Location).Equal(w.End) {
+		what = fmt.Sprintf("does not start at a %s boundary in %s, the spec's zone", ws.Size, ws.Location)
+	}
+	return fmt.Sprintf("window %s %s; it publishes as given, under a key of its own. A backfill lays %d %s windows over it: %s",
+		w, what, n, ws.Size, shell.Command("ldp", "backfill", p.Path, "--from", v1.FormatInstant(start), "--to", v1.FormatInstant(ends)))
 }
 
 // selectsNoRows is the message for a scheduled Iceberg append that would load the same rows in
