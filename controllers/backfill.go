@@ -199,6 +199,7 @@ func noSource(wf *Object, windows []BackfillWindow) int {
 // StopOnFailure the first failure leaves the rest not run.
 func (r *Runner) runInOrder(ctx context.Context, wf *Object, res *BackfillResult, o BackfillOptions) {
 	stopped := false
+	sniffs := pipeline.NewSniffs()
 	for i := range res.Windows {
 		bw := &res.Windows[i]
 		switch {
@@ -208,7 +209,7 @@ func (r *Runner) runInOrder(ctx context.Context, wf *Object, res *BackfillResult
 			bw.Outcome = OutcomeDone
 		default:
 			plan := bw.plan
-			bw.Result = r.forWindow(bw).Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace})
+			bw.Result = r.forWindow(bw).Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace, Sniffs: sniffs})
 			bw.Outcome = outcomeOf(bw.Result)
 			if o.StopOnFailure && bw.Outcome == OutcomeFailed {
 				stopped = true
@@ -234,6 +235,7 @@ func (r *Runner) runGrouped(ctx context.Context, wf *Object, res *BackfillResult
 		parallel = min(runtime.GOMAXPROCS(0), 8)
 	}
 	g := lake.NewGroup(parallel, size)
+	sniffs := pipeline.NewSniffs()
 	cr := r.concurrent()
 	var (
 		mu       sync.Mutex
@@ -265,7 +267,7 @@ func (r *Runner) runGrouped(ctx context.Context, wf *Object, res *BackfillResult
 		go func() {
 			defer wg.Done()
 			plan := bw.plan
-			result := cr.forWindow(bw).Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace, Group: g})
+			result := cr.forWindow(bw).Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace, Group: g, Sniffs: sniffs})
 			g.Leave()
 			bw.Result, bw.Outcome = result, outcomeOf(result)
 			report(i)

@@ -97,6 +97,7 @@ func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed,
 		return obs, err
 	}
 	obs.LastRuns = st.fold.lastRuns(wf.Name)
+	obs.Evidence = evidenceNow(wf, obs.LastRuns)
 	return obs, nil
 }
 
@@ -148,6 +149,13 @@ type runEvent struct {
 		RetryAt time.Time `json:"retry_at"`
 		// RunIDs are the runs a runs.forgotten event forgets.
 		RunIDs []string `json:"run_ids"`
+		// Evidence is what a run saw of its spec and source (workflow.started).
+		Evidence string `json:"evidence"`
+		// TaskAttempt is the attempt a task's last try was; Retriable is false for a failure
+		// no retry can fix; FailedChecks are the checks of a data gate (task.finished).
+		TaskAttempt  int      `json:"task_attempt"`
+		Retriable    *bool    `json:"retriable"`
+		FailedChecks []string `json:"failed_checks"`
 	} `json:"payload"`
 }
 
@@ -224,6 +232,21 @@ func LastRuns(events []ledger.Event, workflow string) map[string]reconcile.LastR
 		if at, ok := e.Payload["retry_at"].(string); ok {
 			p.RetryAt, _ = time.Parse(time.RFC3339Nano, at)
 		}
+		p.Evidence, _ = e.Payload["evidence"].(string)
+		p.TaskAttempt = payloadInt(e.Payload["task_attempt"])
+		if r, ok := e.Payload["retriable"].(bool); ok {
+			p.Retriable = &r
+		}
+		switch cs := e.Payload["failed_checks"].(type) {
+		case []string:
+			p.FailedChecks = cs
+		case []any:
+			for _, c := range cs {
+				if n, ok := c.(string); ok {
+					p.FailedChecks = append(p.FailedChecks, n)
+				}
+			}
+		}
 	}
 	f := newRunFold()
 	f.add(evs)
@@ -260,12 +283,21 @@ func (f *runFold) add(events []runEvent) {
 			if f.runs[k] != nil {
 				continue // the same event read twice
 			}
-			r := &runState{window: e.Payload.Window, last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}}}
+			r := &runState{window: e.Payload.Window, last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: e.Payload.Evidence}}
 			f.runs[k] = r
 			f.byWorkflow[e.Payload.Workflow] = append(f.byWorkflow[e.Payload.Workflow], r)
 		case TaskFinished:
 			if r := f.runs[k]; r != nil {
 				r.last.Tasks[e.Payload.Task] = v1.Outcome(e.Payload.Status)
+				if e.Payload.TaskAttempt > 0 { // a task that never started (a shutdown) spent nothing
+					r.last.TaskAttempts = setIn(r.last.TaskAttempts, e.Payload.Task, e.Payload.TaskAttempt)
+				}
+				if e.Payload.Retriable != nil && !*e.Payload.Retriable {
+					r.last.Fatal = setIn(r.last.Fatal, e.Payload.Task, true)
+				}
+				if len(e.Payload.FailedChecks) > 0 {
+					r.last.Checks = setIn(r.last.Checks, e.Payload.Task, e.Payload.FailedChecks)
+				}
 				if !e.Payload.RetryAt.IsZero() && (r.last.RetryAt.IsZero() || e.Payload.RetryAt.Before(r.last.RetryAt)) {
 					r.last.RetryAt = e.Payload.RetryAt
 				}
@@ -284,6 +316,30 @@ func (f *runFold) add(events []runEvent) {
 			f.forget(e.Payload.RunIDs)
 		}
 	}
+}
+
+// setIn sets m[k] to v, making m when it is nil.
+func setIn[V any](m map[string]V, k string, v V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
+	}
+	m[k] = v
+	return m
+}
+
+// payloadInt is a number of an event's payload: a json.Number once read from a file, an int in
+// memory.
+func payloadInt(v any) int {
+	switch n := v.(type) {
+	case json.Number:
+		i, _ := n.Int64()
+		return int(i)
+	case int:
+		return n
+	case float64:
+		return int(n)
+	}
+	return 0
 }
 
 // forget drops the runs ldp runs forget named, as ledger.Read does.
@@ -327,6 +383,7 @@ func (f *runFold) history(workflow string) map[string][]reconcile.LastRun {
 	for _, r := range f.byWorkflow[workflow] {
 		last := r.last
 		last.Tasks = maps.Clone(r.last.Tasks)
+		last.TaskAttempts, last.Fatal, last.Checks = maps.Clone(r.last.TaskAttempts), maps.Clone(r.last.Fatal), maps.Clone(r.last.Checks)
 		out[r.window] = append(out[r.window], last)
 	}
 	return out

@@ -2,13 +2,14 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/reconcile"
 	"github.com/ldp-dev/ldp/schemas"
@@ -41,6 +42,9 @@ type Request struct {
 	Fresh   bool
 	// DryRun plans and runs nothing: ldp diff, and ldp apply --dry-run.
 	DryRun bool
+	// ReadSources makes a plan read the sources it can (a DESCRIBE, nothing run) and refuse
+	// the columns a spec names that are not there, as a run would: ldp diff's.
+	ReadSources bool
 	// MaxWindows bounds the windows run per object (0 is 1000); the rest wait for the next.
 	MaxWindows int
 	// OnRun, when set, is told of each window run as it ends.
@@ -191,7 +195,8 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileRes
 func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled, req Request) ([]WindowPlan, error) {
 	var windows []v1.LogicalWindow
 	var err error
-	if req.Window == "" && req.From == "" && s.WF.Schedule != "" {
+	bySchedule := req.Window == "" && req.From == "" && s.WF.Schedule != ""
+	if bySchedule {
 		// The schedule's windows are the tick's, catch-up included, whatever the entry point:
 		// diff is the plan apply, tick, watch, the page and the controller carry out.
 		windows, err = DueWindows(s, req.Now)
@@ -205,15 +210,41 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 	if err != nil {
 		return nil, inFile(s.Path, err)
 	}
-	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now})
-	if !req.DryRun && (req.Window != "" || req.From != "") {
+	// The schedule's windows hold those that would only be held back again; a window asked for
+	// by name runs.
+	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now, Hold: bySchedule})
+	if req.ReadSources {
+		if err := columnErrors(s.WF, plans); err != nil {
+			return nil, err
+		}
+	}
+	if req.Window != "" || req.From != "" {
 		// Windows asked for by name that have not ended are refused, not left waiting: the
-		// user meant them to run now (ldp apply --window; diff shows them as not finished).
+		// user meant them to run now. ldp diff and apply --dry-run refuse them too, so the
+		// plan they print is the one apply carries out.
 		if err := refuseUnfinished(s.WF, plans); err != nil {
 			return nil, err
 		}
 	}
 	return plans, nil
+}
+
+// columnErrors checks the columns that the loads of wf name against their sources, for the
+// first window of plans that runs (its source file, when the path names a window's file).
+func columnErrors(wf *Object, plans []WindowPlan) error {
+	for _, wp := range plans {
+		if !wp.Runs() {
+			continue
+		}
+		var errs []error
+		for _, t := range wf.Tasks {
+			if p := wf.Pipelines[t.ID]; p != nil && t.Kind() == v1.TaskPipeline {
+				errs = append(errs, pipeline.SourceColumnErrors(p, wp.Window)...)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	return nil
 }
 
 // runObject runs, one by one, the windows of an object's plan that run now.
@@ -261,10 +292,8 @@ func nextReconcile(s Scheduled, plans []WindowPlan, now time.Time) time.Time {
 		return next
 	}
 	if s.WF.Schedule != "" {
-		if spec, err := cronx.Parse(s.WF.Schedule); err == nil {
-			if fire, err := cronx.Next(spec, now, s.WF.Window.Location); err == nil {
-				next = earliest(next, fire)
-			}
+		if fire, ok := s.WF.NextFire(now); ok {
+			next = earliest(next, fire)
 		}
 	}
 	return next

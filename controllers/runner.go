@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -38,6 +39,8 @@ type TaskContext struct {
 	Runner   *Runner
 	// Group, when set, lets the task's publish share a catalog commit with other windows.
 	Group *lake.Group
+	// Sniffs, when set, are the CSV layouts the windows of a backfill share.
+	Sniffs *pipeline.Sniffs
 	// UpstreamWrote is set when a task that ran earlier in this run wrote data.
 	UpstreamWrote bool
 }
@@ -146,6 +149,11 @@ type TaskResult struct {
 	Detail  *TaskOutput `json:"detail,omitempty"`
 	// err is the task's error, whose public part the task's event carries (ldperr.Public).
 	err error
+	// checks are the checks that failed when a data gate blocked the task; fatal is set when
+	// the task failed with an error no retry can fix. The task's event carries both, for
+	// reconcile.Held.
+	checks []string
+	fatal  bool
 }
 
 // publicError is the task's error as its event carries it: without a row's values.
@@ -201,6 +209,8 @@ type RunOptions struct {
 	Plan *reconcile.WindowPlan
 	// Group, when set, publishes the window's appends in one commit with other windows.
 	Group *lake.Group
+	// Sniffs, when set, are the CSV layouts the windows of a backfill share.
+	Sniffs *pipeline.Sniffs
 }
 
 // TaskRunID is the run id of a task within a workflow run: kept by every attempt.
@@ -229,7 +239,11 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	for _, t := range wf.Tasks {
 		ids = append(ids, t.ID)
 	}
-	rec.Emit(ctx, WorkflowStarted, map[string]any{"workflow": wf.Name, "file": wf.File, "logical_window": w.String(), "tasks": ids, "replace": o.Replace})
+	startedEv := map[string]any{"workflow": wf.Name, "file": wf.File, "logical_window": w.String(), "tasks": ids, "replace": o.Replace}
+	if ev := wf.Evidence(w); ev != "" {
+		startedEv["evidence"] = ev
+	}
+	rec.Emit(ctx, WorkflowStarted, startedEv)
 	status := map[string]v1.Outcome{}
 	planned := map[string]reconcile.TaskPlan{}
 	if o.Plan != nil {
@@ -270,6 +284,15 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 		if !tr.RetryAt.IsZero() {
 			finished["retry_at"] = tr.RetryAt.UTC().Format(time.RFC3339Nano)
 		}
+		if tr.Attempts > 0 {
+			finished["task_attempt"] = o.Attempt + tr.Attempts - 1
+		}
+		if tr.fatal {
+			finished["retriable"] = false
+		}
+		if len(tr.checks) > 0 {
+			finished["failed_checks"] = tr.checks
+		}
 		rec.Emit(ctx, TaskFinished, finished)
 		res.Tasks = append(res.Tasks, tr)
 	}
@@ -285,15 +308,12 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 		tr.Status, tr.Error = v1.Failed, fmt.Sprintf("no task kind %q is registered in this ldp", t.Kind())
 		return
 	}
-	policy := PolicyOf(wf.Retries, t.Retries)
-	if p := wf.Pipelines[t.ID]; p != nil && t.Retries == nil && wf.Retries == nil {
-		policy = PolicyOf(p.Metadata.Retries, nil)
-	}
+	policy := wf.TaskPolicy(t)
 	for n := 1; ; n++ {
 		attempt := o.Attempt + n - 1
 		tr.Attempts = n
 		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
-		out, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, UpstreamWrote: upstreamWrote})
+		out, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote})
 		tr.Detail, tr.err = nil, err
 		if !reflect.ValueOf(out).IsZero() {
 			tr.Detail = &out
@@ -307,10 +327,18 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 			return
 		case ldperr.IsDataGate(err):
 			tr.Status, tr.Error = v1.Blocked, err.Error()
+			var fc interface{ FailedChecks() []string }
+			if errors.As(err, &fc) {
+				tr.checks = fc.FailedChecks()
+			}
 			return
 		}
 		tr.Status, tr.Error = v1.Failed, err.Error()
-		if !Retriable(err) || n >= policy.MaxAttempts || (r.NoWait && attempt >= policy.MaxAttempts) {
+		if !Retriable(err) {
+			tr.fatal = true
+			return
+		}
+		if n >= policy.MaxAttempts || (r.NoWait && reconcile.Spent(attempt, policy.MaxAttempts)) {
 			return
 		}
 		wait := policy.Wait(n, r.Rand.Float64())
@@ -361,7 +389,7 @@ func (pipelineKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error)
 		sinks = append(sinks, SinksFor(p, tc.Runner.Version, tc.Runner.Getenv)[1:]...)
 	}
 	opts := pipeline.Options{Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt, Log: tc.Runner.Log, Hook: tc.Runner.Hook,
-		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now, Group: tc.Group}
+		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now, Group: tc.Group, Sniffs: tc.Sniffs}
 	if tc.Window.IsZero() {
 		opts.RunID = "" // a run with no window keeps the direct mode
 	}

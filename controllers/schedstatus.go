@@ -41,11 +41,10 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) (*ScheduleStatus, error) {
 	wf := sc.WF
 	st := &ScheduleStatus{Kind: wf.Kind(), Size: wf.Size()}
-	spec, err := cronx.Parse(wf.Schedule)
-	if err != nil {
+	if _, err := cronx.Parse(wf.Schedule); err != nil {
 		return nil, err
 	}
-	if next, err := cronx.Next(spec, now, wf.Window.Location); err == nil {
+	if next, ok := wf.NextFire(now); ok {
 		st.NextFire = next
 	}
 	obs, err := o.Observe(ctx, wf)
@@ -65,10 +64,11 @@ func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, ma
 	if err != nil {
 		return nil, err
 	}
-	opts := reconcile.Options{Now: now}
+	opts := reconcile.Options{Now: now, Hold: true}
 	st.Grid = reconcile.Plan(wf.Planning(), due, obs, opts)
 	for _, p := range st.Grid {
-		if p.Action != v1.ActionSkip {
+		// A held window is not due: no tick runs it until its source or spec changes.
+		if p.Action != v1.ActionSkip && p.Action != v1.ActionHold {
 			st.Due = append(st.Due, p)
 		}
 	}

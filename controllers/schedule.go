@@ -36,11 +36,14 @@ func DiscoverScheduled(dir string) ([]Scheduled, error) {
 }
 
 // WindowOfFire is the window a fire owns: with a window size, the last complete window of that
-// size ending at or before the fire; without one, the interval since the previous fire.
+// size ending at or before the fire; without one, the interval since the previous fire. With a
+// metadata.window.delay, the window must also have waited its delay by the fire (it ends at or
+// before fire minus delay), so that every fire's window is finished when it fires: one that was
+// not would wait, and the next fire would own the next window, never running it.
 func WindowOfFire(wf *Object, fire time.Time) (v1.LogicalWindow, error) {
 	loc := wf.Window.Location
 	if size := wf.Size(); size != "" {
-		end, err := window.Floor(fire, size, loc)
+		end, err := window.Floor(fire.Add(-wf.Window.Delay), size, loc)
 		if err != nil {
 			return v1.LogicalWindow{}, err
 		}
@@ -50,15 +53,22 @@ func WindowOfFire(wf *Object, fire time.Time) (v1.LogicalWindow, error) {
 	if err != nil {
 		return v1.LogicalWindow{}, err
 	}
-	prev, err := cronx.Previous(spec, fire, loc)
+	end := fire
+	if wf.Window.Delay > 0 {
+		if end, err = cronx.Latest(spec, fire.Add(-wf.Window.Delay), loc); err != nil {
+			return v1.LogicalWindow{}, err
+		}
+	}
+	prev, err := cronx.Previous(spec, end, loc)
 	if err != nil {
 		return v1.LogicalWindow{}, err
 	}
-	return v1.LogicalWindow{Start: prev, End: fire}, nil
+	return v1.LogicalWindow{Start: prev, End: end}, nil
 }
 
 // DueWindows are the windows a tick at now looks at: the latest fire's window, or with catchup
-// the window of every fire since start, oldest first. No window starts before start.
+// the window of every fire since start, oldest first. No window starts before start, and none
+// ends after the workflow's end.
 func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 	wf := s.WF
 	if !s.Catchup {
@@ -66,7 +76,7 @@ func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !s.Start.IsZero() && w.Start.Before(s.Start) {
+		if !s.Start.IsZero() && w.Start.Before(s.Start) || !wf.Expected(w) {
 			return nil, nil
 		}
 		return []v1.LogicalWindow{w}, nil
@@ -83,6 +93,9 @@ func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !wf.Expected(w) {
+			break // windows only grow later
+		}
 		if w.Start.Before(s.Start) || seen[w.String()] {
 			continue // several fires can own one window: it runs once
 		}
@@ -93,6 +106,31 @@ func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 		}
 	}
 	return out, nil
+}
+
+// Expected reports whether window win is one the schedule expects: it does not end after the
+// workflow's end (metadata.end), when there is one. Every entry point's windows of the
+// schedule come from DueWindows, which asks this, so diff, tick, watch, status, the page and
+// the controller expect the same windows.
+func (w *Object) Expected(win v1.LogicalWindow) bool {
+	return w.End.IsZero() || !win.End.After(w.End)
+}
+
+// NextFire is the schedule's next fire after now, unless the window it owns is not expected
+// (the schedule has ended): then none.
+func (w *Object) NextFire(now time.Time) (time.Time, bool) {
+	spec, err := cronx.Parse(w.Schedule)
+	if err != nil {
+		return time.Time{}, false
+	}
+	fire, err := cronx.Next(spec, now, w.Window.Location)
+	if err != nil {
+		return time.Time{}, false
+	}
+	if win, err := WindowOfFire(w, fire); err == nil && !w.Expected(win) {
+		return time.Time{}, false
+	}
+	return fire, true
 }
 
 // FileTick is what a tick did with one scheduled file.
@@ -197,7 +235,7 @@ func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Schedule
 		lease.Release(ctx)
 		return nil, false, err
 	}
-	again := reconcile.Plan(s.WF.Planning(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now()})
+	again := reconcile.Plan(s.WF.Planning(), []v1.LogicalWindow{wp.Window}, obs, reconcile.Options{Now: r.Now(), Hold: true})
 	if len(again) == 1 && !again[0].Runs() {
 		lease.Release(ctx)
 		return nil, true, nil

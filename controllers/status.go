@@ -9,8 +9,10 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/shell"
+	"github.com/ldp-dev/ldp/internal/window"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -45,9 +47,80 @@ type ObjectStatus struct {
 	Summary  map[string]int `json:"summary"`
 	Tasks    []TaskRow      `json:"tasks"`
 	NextFire string         `json:"next_fire,omitempty"`
-	Missed   []string       `json:"missed,omitempty"`
-	Backfill string         `json:"backfill,omitempty"`
-	Error    string         `json:"error,omitempty"`
+	// End is the schedule's end (metadata.end, RFC 3339, UTC): no window after it is expected.
+	End      string   `json:"end,omitempty"`
+	Missed   []string `json:"missed,omitempty"`
+	Backfill string   `json:"backfill,omitempty"`
+	// Waiting is the object's window that is not finished at now, and when it may run: it is
+	// not missing, nothing of it runs until then.
+	Waiting *WaitingWindow `json:"waiting,omitempty"`
+	// Held are the windows the schedule leaves alone until their source or spec changes, and
+	// why (reconcile.Held): the schedule does not run them again, though they are not done.
+	Held  []HeldWindow `json:"held,omitempty"`
+	Error string       `json:"error,omitempty"`
+}
+
+// HeldWindow is a window the schedule holds, and why.
+type HeldWindow struct {
+	Window string `json:"window"`
+	*reconcile.Hold
+}
+
+// WaitingWindow is a window that is not finished: it has not ended, or waits its
+// metadata.window.delay for late rows. Times are RFC 3339 in UTC.
+type WaitingWindow struct {
+	Window string `json:"window"`
+	// ReadyAt is when it is finished (its end plus the delay): a run of it is refused before.
+	ReadyAt string `json:"ready_at"`
+	// RunsAt is the schedule's fire that runs it (none without a schedule).
+	RunsAt string `json:"runs_at,omitempty"`
+	Delay  string `json:"delay,omitempty"`
+}
+
+// waitingOf is the window of wf not finished at now that status shows: the first of the
+// grid's, else the window of the first fire after now whose window is not finished, else (no
+// schedule) the window that holds now.
+func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *WaitingWindow {
+	out := func(w v1.LogicalWindow, runs time.Time) *WaitingWindow {
+		if !wf.End.IsZero() && w.End.After(wf.End) {
+			return nil // past the schedule's end no window is expected, so none waits
+		}
+		ww := &WaitingWindow{Window: w.String(), ReadyAt: reconcile.ReadyAt(w, wf.Window.Delay).UTC().Format(time.RFC3339)}
+		if !runs.IsZero() {
+			ww.RunsAt = runs.UTC().Format(time.RFC3339)
+		}
+		if wf.Window.Delay > 0 {
+			ww.Delay = wf.Window.Delay.String()
+		}
+		return ww
+	}
+	for _, p := range plans {
+		if p.NotFinished {
+			return out(p.Window, time.Time{})
+		}
+	}
+	if !next.IsZero() {
+		// The next fire's window may have ended already (a fire at 02:05 runs the day before):
+		// the window not finished is then a later fire's.
+		spec, err := cronx.Parse(wf.Schedule)
+		for i := 0; err == nil && i < 4; i++ {
+			w, werr := WindowOfFire(wf, next)
+			if werr != nil {
+				return nil
+			}
+			if !reconcile.Finished(w, wf.Window.Delay, now) {
+				return out(w, next)
+			}
+			next, err = cronx.Next(spec, next, wf.Window.Location)
+		}
+		return nil
+	}
+	if size := wf.Size(); size != "" {
+		if w, err := window.Of(now, size, wf.Window.Location); err == nil && !reconcile.Finished(w, wf.Window.Delay, now) {
+			return out(w, time.Time{})
+		}
+	}
+	return nil
 }
 
 // WindowAxis is the columns of a grid.
@@ -148,6 +221,9 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 		ob.Error = err.Error()
 		return ob
 	}
+	if !wf.End.IsZero() {
+		ob.End = wf.End.UTC().Format(time.RFC3339)
+	}
 	if st != nil {
 		if !st.NextFire.IsZero() {
 			ob.NextFire = st.NextFire.UTC().Format(time.RFC3339)
@@ -160,6 +236,11 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 		}
 	}
 	ob.Windows = axisOf(plans, wf)
+	var next time.Time
+	if st != nil {
+		next = st.NextFire
+	}
+	ob.Waiting = waitingOf(wf, plans, next, now)
 	hist, err := obs.History(wf)
 	if err != nil {
 		ob.Error = err.Error()
@@ -182,6 +263,9 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 	}
 	for _, p := range plans {
 		ob.Summary[string(windowCell(p, order, now))]++
+		if p.Held != nil {
+			ob.Held = append(ob.Held, HeldWindow{Window: p.Start + "/" + p.End, Hold: p.Held})
+		}
 	}
 	return ob
 }
@@ -189,7 +273,7 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 // windowCell is a whole window's state for the summary bar: the worst of its tasks' cells.
 func windowCell(p WindowPlan, tasks []OrderedTask, now time.Time) reconcile.CellState {
 	rank := []reconcile.CellState{reconcile.CellFailed, reconcile.CellRetrying, reconcile.CellBlocked, reconcile.CellUpstreamFailed,
-		reconcile.CellUnfinished, reconcile.CellMissing, reconcile.CellSkipped, reconcile.CellPublished}
+		reconcile.CellUnfinished, reconcile.CellMissing, reconcile.CellWaiting, reconcile.CellSkipped, reconcile.CellPublished}
 	worst := len(rank) - 1
 	for _, t := range tasks {
 		if i := slices.Index(rank, reconcile.Cell(p, t.ID, now)); i >= 0 && i < worst {

@@ -31,6 +31,8 @@ type Object struct {
 	// since start.
 	Catchup bool
 	Start   time.Time
+	// End, when set, ends the schedule: no window ending after it is expected.
+	End time.Time
 }
 
 // LoadWorkflow validates a workflow file (or a dataset config) and everything it names.
@@ -56,6 +58,11 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 				return nil, &ldperr.ConfigError{File: path, Msg: "metadata.start", Err: err}
 			}
 		}
+		if o.Metadata.End != "" {
+			if wf.End, err = window.ParseInstant(o.Metadata.End, wf.Window.Location); err != nil {
+				return nil, &ldperr.ConfigError{File: path, Msg: "metadata.end", Err: err}
+			}
+		}
 		for _, t := range o.Tasks {
 			if t.SQL != nil {
 				p, err := sqlPipeline(o, path, t)
@@ -77,6 +84,10 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 				return nil, err
 			}
 			wf.Pipelines[t.ID] = p
+			// A window of the workflow is finished when every load's late rows are in.
+			if ps, err := window.SpecOf(p.Metadata.Window); err == nil && ps.Delay > wf.Window.Delay {
+				wf.Window.Delay = ps.Delay
+			}
 		}
 		return wf, nil
 	case *v1.Pipeline:
@@ -109,9 +120,9 @@ func (w *Object) TableOf(t v1.Task) *v1.Pipeline {
 
 // Planning is the workflow as planning sees it.
 func (w *Object) Planning() reconcile.Object {
-	obj := reconcile.Object{Name: w.Name, File: w.File}
+	obj := reconcile.Object{Name: w.Name, File: w.File, Delay: w.Window.Delay}
 	for _, t := range w.Tasks {
-		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn}
+		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn, MaxAttempts: w.TaskPolicy(t).MaxAttempts}
 		if k := kinds[t.Kind()]; k != nil {
 			rt.Evidence = k.Evidence(w, t)
 		}
@@ -150,6 +161,16 @@ func PolicyOf(workflow, task *v1.Retries) Policy {
 		}
 	}
 	return p
+}
+
+// TaskPolicy is task t's retry policy: its own retries over the workflow's, or, when neither
+// has any, those of the dataset config it runs. The runner tries a task by it, and the planner
+// holds a window whose task spent it.
+func (w *Object) TaskPolicy(t v1.Task) Policy {
+	if p := w.Pipelines[t.ID]; p != nil && t.Retries == nil && w.Retries == nil {
+		return PolicyOf(p.Metadata.Retries, nil)
+	}
+	return PolicyOf(w.Retries, t.Retries)
 }
 
 // MaxWait bounds one wait between attempts.

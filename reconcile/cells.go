@@ -20,11 +20,15 @@ const (
 	CellRetrying       CellState = "retrying"
 	CellUpstreamFailed CellState = "upstream_failed"
 	CellSkipped        CellState = "skipped"
+	// CellWaiting is a window that is not finished (it has not ended, or waits its delay for
+	// late rows): nothing is missing yet, it runs once it is finished.
+	CellWaiting CellState = "waiting"
 )
 
 // Cell is the state of task in the window p plans, from the window's last run and the task's
 // plan: what the task's last attempt ended as, else unfinished when the run never finished,
-// else published when its key is on main (or the whole window is), else missing.
+// else published when its key is on main (or the whole window is), else waiting when the
+// window is not finished, else missing.
 func Cell(p WindowPlan, task string, now time.Time) CellState {
 	if p.State == v1.StatePublished {
 		return CellPublished
@@ -41,6 +45,9 @@ func Cell(p WindowPlan, task string, now time.Time) CellState {
 		if tp.ID == task && tp.Action == v1.ActionSkip && tp.Key != "" {
 			return CellPublished
 		}
+	}
+	if p.NotFinished {
+		return CellWaiting
 	}
 	return CellMissing
 }

@@ -27,6 +27,8 @@ func TestCell(t *testing.T) {
 		{"failed, retry due later", WindowPlan{State: v1.StateFailed, LastRun: run(true, now.Add(time.Minute), map[string]v1.Outcome{"a": v1.Failed})}, "a", CellRetrying},
 		{"failed, no retry left", WindowPlan{State: v1.StateFailed, LastRun: run(true, time.Time{}, map[string]v1.Outcome{"a": v1.Failed})}, "a", CellFailed},
 		{"the run never finished", WindowPlan{State: v1.StateMissing, LastRun: run(false, time.Time{}, map[string]v1.Outcome{})}, "a", CellUnfinished},
+		{"not finished: waiting, not missing", WindowPlan{State: v1.StateMissing, NotFinished: true}, "a", CellWaiting},
+		{"not finished, an unkeyed run of it killed", WindowPlan{State: v1.StateMissing, NotFinished: true, LastRun: run(false, time.Time{}, map[string]v1.Outcome{})}, "a", CellUnfinished},
 		{"found its work done", WindowPlan{State: v1.StateFailed, LastRun: run(true, time.Time{}, map[string]v1.Outcome{"a": v1.Skipped, "b": v1.Failed})}, "a", CellSkipped},
 	}
 	for _, c := range cases {

@@ -88,7 +88,7 @@ func DecideJobs(plans []WindowPlan, jobs []JobRecord, pol JobPolicy, now time.Ti
 			d.State = "published"
 			out = append(out, d)
 			continue
-		case j.Attempt >= maxAttempts:
+		case Spent(j.Attempt, maxAttempts):
 			d.State = string(j.Phase)
 			out = append(out, d)
 			continue

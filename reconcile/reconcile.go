@@ -39,6 +39,8 @@ type Task struct {
 	// Target is the identity of the table whose main holds the task's keys.
 	Target    string
 	DependsOn []string
+	// MaxAttempts is how many attempts the task's retries allow (0 counts as 1).
+	MaxAttempts int
 }
 
 // Keyed reports whether a key on main can vouch for the task's work.
@@ -49,6 +51,8 @@ type Object struct {
 	Name  string
 	File  string
 	Tasks []Task
+	// Delay is how long after its end a window waits for late rows (metadata.window.delay).
+	Delay time.Duration
 }
 
 // LastRun is the last run of an object for one window, as the ledger tells it.
@@ -62,6 +66,16 @@ type LastRun struct {
 	// RetryAt, when set, is when the run's failed task is due for its next attempt: the run
 	// ended without waiting for it (a watcher does not block on one window's backoff).
 	RetryAt time.Time
+	// Evidence is what the run saw of its spec and source (controllers computes it); "" for
+	// a run written before ldp recorded it, which is never held.
+	Evidence string
+	// TaskAttempts maps a task id to the attempt its last try was, counted over the run's
+	// attempts (a run's attempt n that tried a task twice reached n+1).
+	TaskAttempts map[string]int
+	// Fatal marks the tasks that failed with an error no retry can fix (a config error).
+	Fatal map[string]bool
+	// Checks maps a task a data gate blocked to the checks that failed.
+	Checks map[string][]string
 }
 
 // Outcome folds the run's task outcomes: failed over blocked over succeeded (upstream_failed
@@ -117,6 +131,9 @@ type Observed struct {
 	SpecHashes map[string][]string
 	// LastRuns maps a window (LogicalWindow.String()) to the object's last run of it.
 	LastRuns map[string]LastRun
+	// Evidence maps a window whose last run may hold it (MayHold) to the evidence of its spec
+	// and source now: the same as its last run's keeps it held.
+	Evidence map[string]string
 }
 
 // HasKey reports whether key is on the main branch of target.
@@ -143,6 +160,7 @@ const (
 	ReasonReplace     = "replace"
 	ReasonRetryLater  = "the window waits for its retry"
 	ReasonNotFinished = "the window is not finished"
+	ReasonHeld        = "the window is held until its source or spec changes"
 )
 
 // TaskPlan is what happens to one task in one window.
@@ -172,13 +190,16 @@ type WindowPlan struct {
 	// Continue, when set, is the run this window's run continues, as its next attempt: the
 	// attempt fences every older one. Nil starts a run of its own.
 	Continue *RunRef `json:"-"`
-	// NotFinished is set when the window has not ended at the plan's Now: it waits (its
-	// RetryAt is its end) and nothing of it runs.
+	// NotFinished is set when the window is not finished at the plan's Now (it has not ended,
+	// or waits its delay for late rows): it waits (its RetryAt is when it is finished) and
+	// nothing of it runs.
 	NotFinished bool `json:"not_finished,omitempty"`
 	// RetryAt is when a waiting window's retry is due, or the end of a window not finished.
-	RetryAt time.Time  `json:"retry_at,omitzero"`
-	Action  v1.Action  `json:"action"`
-	Tasks   []TaskPlan `json:"tasks"`
+	RetryAt time.Time `json:"retry_at,omitzero"`
+	// Held, with the action hold, is why the schedule leaves the window alone.
+	Held   *Hold      `json:"held,omitempty"`
+	Action v1.Action  `json:"action"`
+	Tasks  []TaskPlan `json:"tasks"`
 }
 
 // Options change a plan.
@@ -191,6 +212,10 @@ type Options struct {
 	// Now is when the plan is made: a window whose retry is due later waits, and so does a
 	// window that has not ended. Zero plans as if every window had ended.
 	Now time.Time
+	// Hold holds the windows whose last run was blocked or spent its attempts, while the
+	// evidence is unchanged (Held): the plans of the schedule's windows (diff, apply, tick,
+	// watch, status). A window asked for by name is run.
+	Hold bool
 }
 
 // Plan decides, for each desired window of obj, its state and what to do. Windows come out
@@ -213,8 +238,13 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 		if wp.Action == v1.ActionResume && RetryPending(wp.LastRun, opts.Now) {
 			wp.Action, wp.RetryAt = v1.ActionWait, wp.LastRun.RetryAt
 		}
-		if wp.Action != v1.ActionSkip && !Finished(w, opts.Now) {
-			wp.NotFinished, wp.Action, wp.RetryAt = true, v1.ActionWait, w.End
+		if wp.Action == v1.ActionResume && opts.Hold {
+			if h := Held(obj, w, wp.LastRun, obs.Evidence[w.String()]); h != nil {
+				wp.Action, wp.Held = v1.ActionHold, h
+			}
+		}
+		if wp.Action != v1.ActionSkip && !Finished(w, obj.Delay, opts.Now) {
+			wp.NotFinished, wp.Action, wp.RetryAt = true, v1.ActionWait, ReadyAt(w, obj.Delay)
 		}
 		wp.Continue = Continues(wp.Action, wp.LastRun, opts)
 		for _, t := range order {
@@ -229,14 +259,17 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 	return out
 }
 
-// Finished reports whether window w has ended at now, so that its rows are all in and it can
-// be published under its key. A window published before its end would be skipped for good
-// once its key is on main, and the rows that land later in it would never be loaded. This is
-// the one rule every entry point (run, backfill, apply, diff, tick, watch, status) asks. A
-// zero now (no clock) counts every window as ended.
-func Finished(w v1.LogicalWindow, now time.Time) bool {
-	return now.IsZero() || !now.Before(w.End)
+// Finished reports whether window w has ended, and waited delay for its late rows, at now, so
+// that its rows are all in and it can be published under its key. A window published before
+// then would be skipped for good once its key is on main, and the rows that land later in it
+// would never be loaded. This is the one rule every entry point (run, backfill, apply, diff,
+// tick, watch, status) asks. A zero now (no clock) counts every window as finished.
+func Finished(w v1.LogicalWindow, delay time.Duration, now time.Time) bool {
+	return now.IsZero() || !now.Before(ReadyAt(w, delay))
 }
+
+// ReadyAt is when window w is finished: its end plus the delay for its late rows.
+func ReadyAt(w v1.LogicalWindow, delay time.Duration) time.Time { return w.End.Add(delay) }
 
 // WindowAction is what to do with a window in state: a published window is skipped, a
 // missing one runs, any other (failed, blocked, partial, or a run that never finished) resumes;
@@ -262,7 +295,7 @@ func RetryPending(last *LastRun, now time.Time) bool {
 func NextRetry(plans []WindowPlan) (time.Time, bool) {
 	var next time.Time
 	for _, p := range plans {
-		if p.Action == v1.ActionWait && (next.IsZero() || p.RetryAt.Before(next)) {
+		if p.Action == v1.ActionWait && !p.RetryAt.IsZero() && (next.IsZero() || p.RetryAt.Before(next)) {
 			next = p.RetryAt
 		}
 	}
@@ -290,6 +323,8 @@ func TaskAction(t Task, w v1.LogicalWindow, action v1.Action, obs Observed) Task
 		tp.Action, tp.Reason = v1.ActionSkip, ReasonWindowDone
 	case action == v1.ActionWait:
 		tp.Action, tp.Reason = v1.ActionSkip, ReasonRetryLater
+	case action == v1.ActionHold:
+		tp.Action, tp.Reason = v1.ActionSkip, ReasonHeld
 	case action == v1.ActionReplace:
 		tp.Action, tp.Reason = v1.ActionRun, ReasonReplace
 	case t.Keyed() && obs.Published(t.Target, tp.Key):
@@ -390,5 +425,8 @@ func Pending(plans []WindowPlan) bool {
 	return false
 }
 
-// Runs reports whether the window runs now: it is neither done nor waiting for a retry.
-func (p WindowPlan) Runs() bool { return p.Action != v1.ActionSkip && p.Action != v1.ActionWait }
+// Runs reports whether the window runs now: it is neither done, nor waiting for a retry, nor
+// held.
+func (p WindowPlan) Runs() bool {
+	return p.Action != v1.ActionSkip && p.Action != v1.ActionWait && p.Action != v1.ActionHold
+}

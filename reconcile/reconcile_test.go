@@ -231,29 +231,36 @@ func TestWaitForRetry(t *testing.T) {
 	}
 }
 
-// TestUnfinishedWindows: a window that has not ended at the plan's Now waits until its end,
-// and nothing of it runs (publishing it under its key would skip the rows that land later);
-// one that has ended, or is published, is planned as ever.
+// TestUnfinishedWindows: a window that is not finished at the plan's Now (it has not ended, or
+// waits its metadata.window.delay for late rows) waits until its end plus the delay, and
+// nothing of it runs (publishing it under its key would skip the rows that land later); one
+// that is finished, or is published, is planned as ever.
 func TestUnfinishedWindows(t *testing.T) {
-	obj := Object{Name: "w", Tasks: []Task{keyed("orders", "t:orders")}}
 	cases := []struct {
 		name     string
 		now      time.Time
+		delay    time.Duration
 		keys     map[string]map[string]bool
 		replace  bool
 		finished bool
 		action   v1.Action
 	}{
-		{"ended", d1.End, nil, false, true, Run},
-		{"one instant before its end", d1.End.Add(-time.Nanosecond), nil, false, false, v1.ActionWait},
-		{"the day is still going", d1.Start.Add(23*time.Hour + 59*time.Minute), nil, false, false, v1.ActionWait},
-		{"in the future", d1.Start.Add(-time.Hour), nil, false, false, v1.ActionWait},
-		{"replace waits too", d1.Start.Add(time.Hour), nil, true, false, v1.ActionWait},
-		{"published already: skipped, not waiting", d1.Start.Add(time.Hour), keysOf("t:orders", "orders@"+d1.String()), false, false, Skip},
-		{"no clock", time.Time{}, nil, false, true, Run},
+		{"ended", d1.End, 0, nil, false, true, Run},
+		{"one instant before its end", d1.End.Add(-time.Nanosecond), 0, nil, false, false, v1.ActionWait},
+		{"the day is still going", d1.Start.Add(23*time.Hour + 59*time.Minute), 0, nil, false, false, v1.ActionWait},
+		{"in the future", d1.Start.Add(-time.Hour), 0, nil, false, false, v1.ActionWait},
+		{"replace waits too", d1.Start.Add(time.Hour), 0, nil, true, false, v1.ActionWait},
+		{"published already: skipped, not waiting", d1.Start.Add(time.Hour), 0, keysOf("t:orders", "orders@"+d1.String()), false, false, Skip},
+		{"no clock", time.Time{}, 0, nil, false, true, Run},
+		{"ended, waiting its 2h delay", d1.End.Add(time.Hour), 2 * time.Hour, nil, false, false, v1.ActionWait},
+		{"one instant before its delay is over", d1.End.Add(2*time.Hour - time.Nanosecond), 2 * time.Hour, nil, false, false, v1.ActionWait},
+		{"its delay is over", d1.End.Add(2 * time.Hour), 2 * time.Hour, nil, false, true, Run},
+		{"replace waits for the delay too", d1.End.Add(time.Minute), 2 * time.Hour, nil, true, false, v1.ActionWait},
+		{"no clock, with a delay", time.Time{}, 2 * time.Hour, nil, false, true, Run},
 	}
 	for _, c := range cases {
-		if got := Finished(d1, c.now); got != c.finished {
+		obj := Object{Name: "w", Tasks: []Task{keyed("orders", "t:orders")}, Delay: c.delay}
+		if got := Finished(d1, c.delay, c.now); got != c.finished {
 			t.Errorf("%s: Finished = %v, want %v", c.name, got, c.finished)
 		}
 		wp := Plan(obj, []v1.LogicalWindow{d1}, Observed{Keys: c.keys}, Options{Now: c.now, Replace: c.replace})[0]
@@ -261,8 +268,9 @@ func TestUnfinishedWindows(t *testing.T) {
 		if wp.Action != c.action || wp.NotFinished != notFinished || wp.Runs() == notFinished && notFinished {
 			t.Errorf("%s: action %s, not finished %v, want %s, %v", c.name, wp.Action, wp.NotFinished, c.action, notFinished)
 		}
-		if notFinished && (!wp.RetryAt.Equal(d1.End) || wp.Tasks[0].Action != Skip || wp.Tasks[0].Reason != ReasonNotFinished) {
-			t.Errorf("%s: waits until %s, task %+v; want until the window's end %s, the task skipped as not finished", c.name, wp.RetryAt, wp.Tasks[0], d1.End)
+		ready := d1.End.Add(c.delay)
+		if notFinished && (!wp.RetryAt.Equal(ready) || wp.Tasks[0].Action != Skip || wp.Tasks[0].Reason != ReasonNotFinished) {
+			t.Errorf("%s: waits until %s, task %+v; want until the window's end plus its delay %s, the task skipped as not finished", c.name, wp.RetryAt, wp.Tasks[0], ready)
 		}
 	}
 }

@@ -423,9 +423,10 @@ var patternText = map[string]patternDoc{
 	`^(identity|year|month|day|hour|bucket\[[1-9][0-9]*\]|truncate\[[1-9][0-9]*\])$`: {
 		text:    "a partition transform: identity, year, month, day, hour, bucket[N] or truncate[W] with N and W at least 1",
 		options: []string{"identity", "year", "month", "day", "hour"}},
-	`^https?://`:               {text: "an http:// or https:// URL"},
-	`^[A-Za-z_][A-Za-z0-9_]*$`: {text: "an environment variable name"},
-	`^.$`:                      {text: "exactly one character"},
+	`^https?://`:                       {text: "an http:// or https:// URL"},
+	`^[A-Za-z_][A-Za-z0-9_]*$`:         {text: "an environment variable name"},
+	`^.$`:                              {text: "exactly one character"},
+	`^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$`: {text: `a duration of hours, minutes and seconds such as "2h", "90m" or "1h30m"`},
 }
 
 // keyHint suggests the key that was meant, from the keys the schema allows at that place.

@@ -463,6 +463,14 @@ func (c *checker) workflowMeta(md map[string]any, p fieldPath) {
 			c.at(p.child("start"), "start must be an ISO-8601 date or time, such as 2026-08-01 or 2026-08-01T00:00:00; got %q", start)
 		}
 	}
+	if end, ok := str(md, "end"); ok {
+		e, err := parseInstant(end)
+		if err != nil {
+			c.at(p.child("end"), "end must be an ISO-8601 date or time, such as 2026-09-01 or 2026-09-01T00:00:00; got %q", end)
+		} else if s, err := parseInstant(start); hasStart && err == nil && !e.After(s) {
+			c.at(p.child("end"), "end %s is not after start %s: no window would be expected", end, start)
+		}
+	}
 	if cu, ok := md["catchup"].(bool); ok && cu && !hasStart {
 		c.at(p.child("catchup"), "catchup: true needs metadata.start, the first window to catch up from (for example \"2026-08-01\")")
 	}

@@ -51,6 +51,10 @@ func (p *Pipeline) SpecHash() (string, error) {
 		for _, k := range specHashOmitMetadata {
 			delete(md, k)
 		}
+		// The delay says when a window may run, not what its run does.
+		if w, ok := md["window"].(map[string]any); ok {
+			delete(w, "delay")
+		}
 	}
 	return hashCanonical(doc)
 }

@@ -119,3 +119,23 @@ func TestCanonicalJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestDelayKeepsTheSpecHash: metadata.window.delay says when a window may run, not what its run
+// does, so adding one does not change the spec hash (the replace keys of the windows already
+// published stay theirs); the window's column does.
+func TestDelayKeepsTheSpecHash(t *testing.T) {
+	p := &Pipeline{Identifier: "o", Metadata: PipelineMetadata{Window: &Window{Size: "day", Column: "ts"},
+		Target: Target{Name: "o", Format: "iceberg", Catalog: &Catalog{Identifier: "c"}}}}
+	before, err := p.SpecHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Metadata.Window.Delay = "2h"
+	if after, _ := p.SpecHash(); after != before {
+		t.Errorf("a delay changed the spec hash: %s, was %s", after, before)
+	}
+	p.Metadata.Window.Column = "other"
+	if after, _ := p.SpecHash(); after == before {
+		t.Error("the window column does not change the spec hash")
+	}
+}

@@ -236,6 +236,10 @@ type Window struct {
 	// OutsideRows is what a run does with rows of other windows: OutsideRowsLeave ("", the
 	// default: they load in their own windows) or OutsideRowsFail.
 	OutsideRows string `json:"outside_rows,omitempty"`
+	// Delay is how long after its end a window waits for late rows before it may run (a Go
+	// duration such as "2h"; "" is none): like Airflow's data interval end, a window is
+	// finished only at its end plus the delay, and is published under its key only then.
+	Delay string `json:"delay,omitempty"`
 }
 
 // What a run does with the rows its window filter drops (metadata.window.null_rows and
@@ -359,10 +363,13 @@ type Workflow struct {
 
 // WorkflowMetadata holds when a workflow runs and how its windows are laid.
 type WorkflowMetadata struct {
-	Schedule      string         `json:"schedule,omitempty"`
-	Window        *Window        `json:"window,omitempty"`
-	Catchup       bool           `json:"catchup,omitempty"`
-	Start         string         `json:"start,omitempty"`
+	Schedule string  `json:"schedule,omitempty"`
+	Window   *Window `json:"window,omitempty"`
+	Catchup  bool    `json:"catchup,omitempty"`
+	Start    string  `json:"start,omitempty"`
+	// End, when set, ends the schedule: no window that ends after it is expected (the data
+	// stops there), so the schedule runs none and status counts none as missing.
+	End           string         `json:"end,omitempty"`
 	Retries       *Retries       `json:"retries,omitempty"`
 	Observability *Observability `json:"observability,omitempty"`
 }

@@ -37,6 +37,10 @@ const (
 	// ActionWait is a window whose last run failed and waits for its retry: a later reconcile
 	// runs it as the next attempt when the retry is due.
 	ActionWait Action = "wait"
+	// ActionHold is a window the schedule leaves alone until something changes: a data gate
+	// held its last run back, or its last run spent its attempts (reconcile.Hold says which).
+	// ldp run --window, apply --window and backfill still run it when asked.
+	ActionHold Action = "hold"
 )
 
 // Outcome is how a task ended, and, folded over its tasks, how a run of a window ended.

@@ -20,7 +20,7 @@ type applyOptions struct {
 func (o *applyOptions) Validate(cmd *cobra.Command, args []string) error {
 	var err error
 	o.req, err = o.request(cmd, "apply")
-	o.req.DryRun = o.dryRun
+	o.req.DryRun, o.req.ReadSources = o.dryRun, o.dryRun
 	return err
 }
 
@@ -49,11 +49,12 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 		if err := writeJSON(s.Out, results); err != nil {
 			return err
 		}
-	} else if len(results) == 0 {
-		fmt.Fprintln(s.Out, "nothing to do: every window is done")
 	}
 	if bad := badObjects(res); bad != nil {
-		return bad
+		return bad // "nothing to do" would hide that some objects were not planned
+	}
+	if !o.out.JSON() && len(results) == 0 {
+		fmt.Fprintln(s.Out, "nothing to do: every window is done")
 	}
 	return outcomeExit(res.Outcome())
 }

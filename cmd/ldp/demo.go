@@ -336,7 +336,7 @@ func demoWindows(d *demo) error {
   "transform": {"sql": "SELECT min(ordered_at)::DATE AS day, count(*) AS orders, sum(amount) AS revenue FROM source"},
   "target": {"name": "revenue", "format": "ICEBERG", ` + demoCatalog + `}}}`,
 		"daily/workflow.json": `{"apiVersion": "ldp/v1", "kind": "Workflow", "identifier": "daily",
-  "metadata": {"schedule": "5 2 * * *", "window": {"size": "day"}},
+  "metadata": {"schedule": "5 2 * * *", "window": {"size": "day"}, "start": "2026-08-01", "end": "2026-08-06"},
   "tasks": [{"id": "orders", "pipeline": "orders.json"}, {"id": "revenue", "pipeline": "revenue.json", "depends_on": ["orders"]}]}`,
 		"daily/drops/orders_2026-08-01.csv": orders("2026-08-01", "10.00", "25.50", "8.25"),
 		"daily/drops/orders_2026-08-02.csv": orders("2026-08-02", "12.00", "30.00"),
@@ -390,6 +390,7 @@ func demoApply(d *demo) error {
 		return err
 	}
 	d.say("exit 2: one window would run (5 August); the four before are done and stay as they are.")
+	d.say("The workflow's start and end are where its drops start and end: ldp status and ldp ui expect these five days, no more.")
 	if err := d.ldp(0, append([]string{"apply", "-f", "daily"}, window...)...); err != nil {
 		return err
 	}

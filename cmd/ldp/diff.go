@@ -17,7 +17,7 @@ type diffOptions struct {
 func (o *diffOptions) Validate(cmd *cobra.Command, args []string) error {
 	var err error
 	o.req, err = o.request(cmd, "diff")
-	o.req.DryRun = true
+	o.req.DryRun, o.req.ReadSources = true, true
 	return err
 }
 

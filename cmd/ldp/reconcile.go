@@ -51,6 +51,8 @@ type objectPlan struct {
 	Windows []controllers.WindowPlan `json:"windows"`
 	// Loc is the zone of the object's windows, in which the text shows them beside UTC.
 	Loc *time.Location `json:"-"`
+	// End is the schedule's end (metadata.end), zero without one.
+	End time.Time `json:"-"`
 }
 
 // plansOf are the plans of the objects that could be planned, with display paths.
@@ -62,7 +64,7 @@ func plansOf(res *controllers.ReconcileResult) []objectPlan {
 		}
 		op := objectPlan{Name: o.Name, File: displayPath(o.File), Windows: o.Windows}
 		if o.WF != nil {
-			op.Loc = o.WF.Window.Location
+			op.Loc, op.End = o.WF.Window.Location, o.WF.End
 		}
 		out = append(out, op)
 	}
@@ -73,22 +75,40 @@ func plansOf(res *controllers.ReconcileResult) []objectPlan {
 // as it is, several together.
 func badObjects(res *controllers.ReconcileResult) error {
 	bad := res.Invalid()
-	if errs, ok := bad.(controllers.ObjectErrors); ok && len(errs) == 1 && len(plansOf(res)) == 0 {
+	errs, ok := bad.(controllers.ObjectErrors)
+	switch {
+	case !ok || len(plansOf(res)) > 0:
+		return bad
+	case len(errs) == 1:
 		return errs[0]
 	}
-	return bad
+	return noneplanned{errs} // "the others were:" would introduce nothing
+}
+
+// noneplanned is the error of a reconcile none of whose objects could be planned.
+type noneplanned struct{ controllers.ObjectErrors }
+
+func (e noneplanned) Error() string {
+	msg := fmt.Sprintf("%d objects could not be planned:", len(e.ObjectErrors))
+	for _, err := range e.ObjectErrors {
+		msg += "\n" + err.Error()
+	}
+	return msg
 }
 
 // printDiff writes the plans and how many windows would run: ldp diff's output, and ldp apply
 // --dry-run's.
 func printDiff(w io.Writer, plans []objectPlan) {
 	pending := printPlans(w, plans)
-	compared, unfinished := 0, 0
+	compared, unfinished, held := 0, 0, 0
 	for _, p := range plans {
 		compared += len(p.Windows)
 		for _, wp := range p.Windows {
 			if wp.NotFinished {
 				unfinished++
+			}
+			if wp.Held != nil {
+				held++
 			}
 		}
 	}
@@ -96,8 +116,13 @@ func printDiff(w io.Writer, plans []objectPlan) {
 	case len(plans) == 0:
 		// Never "done" for windows nothing looked at.
 		fmt.Fprintln(w, "nothing compared: no workflow and no dataset config with a schedule was found, so no window is desired; name a spec and pass --window or --from/--to to compare its windows")
+	case compared == 0 && len(plans) == 1 && !plans[0].End.IsZero():
+		end := plans[0].End.UTC().Format(time.RFC3339)
+		fmt.Fprintf(w, "nothing compared: no window is due; the schedule ends at %s%s (metadata.end), no window after it is expected; pass --window or --from/--to to compare others\n", end, inZone(plans[0].Loc, end))
 	case compared == 0:
 		fmt.Fprintln(w, "nothing compared: no window is due yet; pass --window or --from/--to to compare others")
+	case pending == 0 && held > 0:
+		fmt.Fprintf(w, "nothing would run: %d %s held until %s source or spec changes\n", held, plural(held, "window is", "windows are"), plural(held, "its", "their"))
 	case pending == 0 && unfinished > 0:
 		fmt.Fprintf(w, "nothing would run: %d %s not finished\n", unfinished, plural(unfinished, "window is", "windows are"))
 	case pending == 0:
@@ -138,12 +163,18 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 				note = ", last run unfinished"
 			}
 			switch {
+			case wp.NotFinished && !wp.RetryAt.Equal(wp.Window.End):
+				// It waits its metadata.window.delay for late rows after its end.
+				note += ", not finished (ends at " + wp.End + ", may run at " + wp.RetryAt.UTC().Format(time.RFC3339) + " after its delay)"
 			case wp.NotFinished:
 				note += ", not finished (ends at " + wp.RetryAt.UTC().Format(time.RFC3339) + ")"
 			case wp.Action == v1.ActionWait:
 				note += ", retry due " + wp.RetryAt.UTC().Format(time.RFC3339)
 			}
 			fmt.Fprintf(w, "  %s/%s  %s%s -> %s%s\n", wp.Start, wp.End, wp.State, note, wp.Action, inZone(op.Loc, wp.Start, wp.End))
+			if wp.Held != nil {
+				fmt.Fprintf(w, "    held: %s\n", wp.Held.Message)
+			}
 			if !wp.Runs() {
 				continue
 			}

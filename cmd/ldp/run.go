@@ -99,10 +99,8 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	p := o.p
 	opts := controllers.PipelineRun{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
 		LockTimeout: o.lockTimeout, Getenv: o.s.Getenv, Version: version, Window: o.w}
-	if loc, err := controllers.PipelineLocation(p); err == nil {
-		if err := controllers.CheckFinished(displayPath(o.spec), o.w, loc, now()); err != nil {
-			return err
-		}
+	if err := controllers.CheckPipelineFinished(displayPath(o.spec), p, o.w, now()); err != nil {
+		return err
 	}
 	if o.window != "" && o.w.String() != o.window {
 		fmt.Fprintf(o.s.Err, "window %s stands for %s\n", o.window, describeWindow(p, o.w))

@@ -49,6 +49,7 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 		}
 	}
 	for _, ob := range rep.Objects {
+		loc, _ := time.LoadLocation(ob.Timezone)
 		fmt.Fprintf(s.Out, "%s (%s): %d %s: %s\n", ob.Name, displayPath(ob.File), ob.Windows.Count, plural(ob.Windows.Count, "window", "windows"), summaryLine(ob.Summary))
 		if ob.Error != "" {
 			fmt.Fprintf(s.Out, "  error: %s\n", ob.Error)
@@ -64,19 +65,36 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 				for _, st := range m.Earlier {
 					earlier = append(earlier, string(st))
 				}
-				marks = append(marks, fmt.Sprintf("%s (%s)", m.Start, strings.Join(earlier, ", then ")))
+				marks = append(marks, fmt.Sprintf("%s%s (%s)", m.Start, localTime(loc, m.Start), strings.Join(earlier, ", then ")))
 			}
 			if len(marks) > 0 {
 				runs[len(runs)-1] += "; went wrong before: " + strings.Join(marks, ", ")
 			}
 			fmt.Fprintf(s.Out, "  %-14s %s\n", t.ID, strings.Join(runs, ", then "))
 		}
+		if w := ob.Waiting; w != nil {
+			start, end, _ := strings.Cut(w.Window, "/")
+			line := fmt.Sprintf("  waiting     %s%s: not finished", w.Window, inZone(loc, start, end))
+			if w.Delay != "" {
+				line += ", it waits " + w.Delay + " after its end for late rows (metadata.window.delay)"
+			}
+			line += "; it may run at " + w.ReadyAt + localTime(loc, w.ReadyAt)
+			if w.RunsAt != "" {
+				line += ", the schedule runs it at " + w.RunsAt + localTime(loc, w.RunsAt)
+			}
+			fmt.Fprintln(s.Out, line)
+		}
 		if ob.NextFire != "" {
-			loc, _ := time.LoadLocation(ob.Timezone)
 			fmt.Fprintf(s.Out, "  next fire   %s%s\n", ob.NextFire, inZone(loc, ob.NextFire))
+		}
+		if ob.End != "" {
+			fmt.Fprintf(s.Out, "  ends        %s: no window after it is expected\n", ob.End)
 		}
 		if ob.Backfill != "" {
 			fmt.Fprintf(s.Out, "  missed      %d %s: %s\n", len(ob.Missed), plural(len(ob.Missed), "window", "windows"), ob.Backfill)
+		}
+		for _, h := range ob.Held {
+			fmt.Fprintf(s.Out, "  held        %s: %s\n", h.Window, h.Message)
 		}
 	}
 	if len(rep.Invalid) > 0 {
@@ -120,6 +138,15 @@ func statusCSV(s *streams, rep *controllers.StatusReport) error {
 	return nil
 }
 
+// localTime is " (2026-10-25 02:00 CEST)", instant s in loc, or "" in UTC.
+func localTime(loc *time.Location, s string) string {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil || loc == nil || loc.String() == "UTC" {
+		return ""
+	}
+	return " (" + t.In(loc).Format("2006-01-02 15:04 MST") + ")"
+}
+
 // summaryLine writes window counts by state, sorted by state.
 func summaryLine(m map[string]int) string {
 	if len(m) == 0 {
@@ -136,7 +163,9 @@ func newStatusCmd(s *streams) *cobra.Command {
 		Long: `For each workflow and scheduled dataset config, a row per task (in run order) and a column
 per window: every fire's since its start, or since the first window its ledger holds.
 Each cell is published, missing, unfinished, blocked (a data gate), failed, retrying (a retry
-is due), upstream_failed or skipped, as ldp diff's plan and the ledger say. -o json prints
+is due), upstream_failed, skipped or waiting (not finished: it has not ended, or waits its
+metadata.window.delay), as ldp diff's plan and the ledger say. The window not finished yet
+is shown apart, with when it may run. Times are in UTC and in the spec's zone. -o json prints
 the report ldp ui's page is drawn from (/api/status): rows run-length encoded by state.
 -o csv prints a row per object, task and state with its count of windows. With no path,
 the current folder.

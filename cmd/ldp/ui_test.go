@@ -140,10 +140,16 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 	}
 	var rep struct {
 		Objects []struct {
-			Name    string
-			Summary map[string]int
-			Windows struct{ Count int }
-			Tasks   []struct {
+			Name     string
+			Summary  map[string]int
+			Windows  struct{ Count int }
+			NextFire string `json:"next_fire"`
+			Waiting  *struct {
+				Window  string
+				ReadyAt string `json:"ready_at"`
+				RunsAt  string `json:"runs_at"`
+			}
+			Tasks []struct {
 				ID    string
 				Cells []struct {
 					S string
@@ -183,6 +189,19 @@ func TestStatusAPIAndMetrics(t *testing.T) {
 	}
 	if s := rep.Objects[0].Summary; s["published"] != 13 || s["blocked"] != 1 || s["missing"] != days-14 {
 		t.Errorf("summary %v", s)
+	}
+	// The window not finished yet (the Paris day that holds now, or the next) is waiting, not
+	// missing: it may run at its end, and the fire that runs it is the next or the one after.
+	if w := rep.Objects[0].Waiting; w == nil {
+		t.Errorf("shop_daily has no waiting window: %+v", rep.Objects[0])
+	} else {
+		start, end, _ := strings.Cut(w.Window, "/")
+		s, _ := time.Parse(time.RFC3339, start)
+		e, _ := time.Parse(time.RFC3339, end)
+		runs, _ := time.Parse(time.RFC3339, w.RunsAt)
+		if now := time.Now(); w.ReadyAt != end || !e.After(now) || s.After(now.Add(24*time.Hour)) || runs.Before(e) || w.RunsAt < rep.Objects[0].NextFire {
+			t.Errorf("shop_daily's waiting window %+v (next fire %s): want the day not finished, ready at its end, run by a fire after it", *w, rep.Objects[0].NextFire)
+		}
 	}
 	// The same report as ldp status -o json prints.
 	var cli struct {
@@ -298,6 +317,18 @@ func TestStatusPageInABrowser(t *testing.T) {
 	if strings.Join(grid, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the grid:\n%s\nwant:\n%s", strings.Join(grid, "\n"), strings.Join(want, "\n"))
 	}
+	// Times in the spec's zone beside UTC: the axis names the zone (UTC in its title), a cell's
+	// label both; the window not finished yet is said apart, as waiting.
+	texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector('.axis span').textContent, document.querySelector('.axis span').title,
+	  document.querySelector('.row[data-task="orders"] .seg.blocked').title, (document.querySelector('.meta.waiting') || {}).textContent || ""]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) != 4 || texts[0] != "2026-08-01, 00:00 Europe/Paris" || texts[1] != "2026-07-31T22:00:00Z" ||
+		texts[2] != "orders 2026-08-07, 00:00 (Europe/Paris, 2026-08-06T22:00:00Z UTC): blocked" ||
+		!strings.HasPrefix(texts[3], "waiting: ") || !strings.Contains(texts[3], "is not finished; it may run at ") || !strings.Contains(texts[3], ", the schedule runs it at ") {
+		t.Errorf("the axis, a cell's label and the waiting line: %q", texts)
+	}
 	screenshot(t, ctx, "grid.png")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.row[data-task="orders"] .seg.blocked`)), chromedp.WaitVisible(chromedp.CSS(`#detail .command`))); err != nil {
 		t.Fatalf("open the blocked cell: %v", err)
@@ -323,8 +354,10 @@ func TestStatusPageInABrowser(t *testing.T) {
 }
 
 // TestDemoStatusPage is the page over what ldp demo built, as its last Explore line serves it:
-// the daily workflow's published days, the third marked as held back before its fix, the
-// tries of that day with the failing check, and the backfill of the missed days to run next.
+// the daily workflow's published days, the third marked as held back before its fix, and the
+// tries of that day with the failing check. The demo's data ends on 5 August and so does its
+// workflow (metadata.end): after the demo says every window is done, the page counts no
+// missing window (it counted every day from August to today as missing).
 func TestDemoStatusPage(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
@@ -339,26 +372,35 @@ func TestDemoStatusPage(t *testing.T) {
 	text := ldpOK(t, "status", dir)
 	workflow := filepath.Join(dir, "daily", "workflow.json")
 	for _, want := range []string{
-		"  orders         5 published, then ", "; went wrong before: 2026-08-03T00:00:00Z (blocked)\n",
-		"  revenue        5 published, then ", "; went wrong before: 2026-08-03T00:00:00Z (upstream_failed)\n",
-		"missed      ", "windows: ldp backfill " + workflow + " --from 2026-08-06T00:00:00Z --to ",
+		"daily (" + workflow + "): 5 windows: 5 published\n",
+		"  orders         5 published; went wrong before: 2026-08-03T00:00:00Z (blocked)\n",
+		"  revenue        5 published; went wrong before: 2026-08-03T00:00:00Z (upstream_failed)\n",
+		"  ends        2026-08-06T00:00:00Z: no window after it is expected\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("ldp status %s lacks %q:\n%s", dir, want, text)
 		}
 	}
+	if strings.Contains(text, "missing") || strings.Contains(text, "missed") || strings.Contains(text, "next fire") {
+		t.Errorf("ldp status %s counts windows after the demo's data ends:\n%s", dir, text)
+	}
+	base := serveUI(t, dir)
 	var rep struct {
 		Objects []struct {
 			Name    string
 			Windows struct{ Count int }
+			Summary map[string]int
 		}
 	}
-	json.Unmarshal([]byte(ldpOK(t, "status", dir, "-o", "json")), &rep)
-	if len(rep.Objects) != 1 || rep.Objects[0].Name != "daily" || rep.Objects[0].Windows.Count < 6 {
-		t.Fatalf("the demo's objects: %+v", rep)
+	resp, err := http.Get(base + "/api/status")
+	if err != nil {
+		t.Fatal(err)
 	}
-	missing := strconv.Itoa(rep.Objects[0].Windows.Count - 5)
-	base := serveUI(t, dir)
+	json.NewDecoder(resp.Body).Decode(&rep)
+	resp.Body.Close()
+	if len(rep.Objects) != 1 || rep.Objects[0].Name != "daily" || rep.Objects[0].Windows.Count != 5 || rep.Objects[0].Summary["missing"] != 0 || rep.Objects[0].Summary["published"] != 5 {
+		t.Fatalf("/api/status after the demo: %+v, want 5 windows, all published", rep)
+	}
 	marked := `.row[data-task="orders"] .seg.marked`
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(marked))); err != nil {
 		t.Fatalf("load the page: %v", err)
@@ -368,8 +410,8 @@ func TestDemoStatusPage(t *testing.T) {
 		t.Fatalf("read the grid: %v", err)
 	}
 	want := []string{
-		"orders: published*2✓ published*1✓•(blocked) published*2✓ missing*" + missing + "·",
-		"revenue: published*2✓ published*1✓•(upstream_failed) published*2✓ missing*" + missing + "·",
+		"orders: published*2✓ published*1✓•(blocked) published*2✓",
+		"revenue: published*2✓ published*1✓•(upstream_failed) published*2✓",
 	}
 	if strings.Join(grid, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the grid:\n%s\nwant:\n%s", strings.Join(grid, "\n"), strings.Join(want, "\n"))
@@ -378,11 +420,11 @@ func TestDemoStatusPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(page, "5 published · "+missing+" missing · 1 window went wrong before its last try") {
+	if !strings.Contains(page, "5 published · 1 window went wrong before its last try") || regexp.MustCompile(`[0-9]+ missing|missed windows`).MatchString(page) {
 		t.Errorf("the page's counts:\n%s", page)
 	}
-	if !strings.Contains(page, "ldp backfill "+workflow+" --from 2026-08-06T00:00:00Z --to ") || !strings.Contains(page, "next fire") {
-		t.Errorf("the page does not say what to run next:\n%s", page)
+	if !strings.Contains(page, "the schedule ends at 2026-08-06T00:00:00Z: no window after it is expected") || strings.Contains(page, "next fire") {
+		t.Errorf("the page does not say why no window after 5 August is expected:\n%s", page)
 	}
 	screenshot(t, ctx, "demo-grid.png")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(marked)), chromedp.WaitVisible(chromedp.CSS(`#detail .tries`))); err != nil {

@@ -36,7 +36,7 @@ func (o *workflowRunOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return usageError(o.cmd, "--window: %v", err)
 	}
-	if err := controllers.CheckFinished(displayPath(wf.File), w, wf.Window.Location, now()); err != nil {
+	if err := controllers.CheckFinished(displayPath(wf.File), wf, w, now()); err != nil {
 		return err
 	}
 	res := runnerFor(s).Run(ctx, wf, w, controllers.RunOptions{RunID: o.runID, Attempt: o.attempt})

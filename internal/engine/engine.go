@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -36,6 +37,40 @@ type DB struct {
 	mu     sync.Mutex
 	cols   map[string][]Column
 	counts map[string]int64
+	// pinned and pinnedCounts are the columns and row counts of relations no statement of the
+	// session changes until it is reset (Pin, PinCount): they outlive forget.
+	pinned       map[string][]Column
+	pinnedCounts map[string]int64
+}
+
+// statements counts the statements every database of the process ran: a backfill window's
+// cost is mostly DuckDB preparing statements, so how many a window takes is what tests bound.
+var statements atomic.Int64
+
+// Statements is how many statements the databases of the process have run.
+func Statements() int64 { return statements.Load() }
+
+// Pin records the columns of relation, which the caller vouches no later statement of the
+// session changes (a view it made and does not replace, a file it wrote and does not rewrite):
+// Columns answers from them without a DESCRIBE, whatever runs meanwhile, until the database
+// goes back to the pool.
+func (d *DB) Pin(relation string, cols []Column) {
+	d.mu.Lock()
+	if d.pinned == nil {
+		d.pinned = map[string][]Column{}
+	}
+	d.pinned[relation] = slices.Clone(cols)
+	d.mu.Unlock()
+}
+
+// PinCount records the row count of relation, on the same terms as Pin.
+func (d *DB) PinCount(relation string, n int64) {
+	d.mu.Lock()
+	if d.pinnedCounts == nil {
+		d.pinnedCounts = map[string]int64{}
+	}
+	d.pinnedCounts[relation] = n
+	d.mu.Unlock()
 }
 
 // forget drops what Columns and Count remember: the relations may have changed.
@@ -55,8 +90,10 @@ var idle struct {
 }
 
 // maxIdle bounds the databases kept idle (an empty one holds a few MB). A backfill holds a
-// database for each window waiting in a commit group (10) and each being read (a CPU's worth).
-var maxIdle = 10 + min(runtime.GOMAXPROCS(0), 8)
+// database for each window written and waiting for its commit (lake.Group lets two batches
+// of ten wait) and each being read (a CPU's worth): with fewer idle than that, windows kept
+// closing databases that the next windows started again.
+var maxIdle = 20 + min(runtime.GOMAXPROCS(0), 8)
 
 // Open starts an in-memory DuckDB with UTC as its time zone (so ts::DATE agrees with Iceberg's
 // day transform) and a private spill folder, so a source larger than memory still loads; or
@@ -144,6 +181,10 @@ func (d *DB) Close() error {
 // attached databases.
 func (d *DB) reset() error {
 	d.forget()
+	d.mu.Lock()
+	clear(d.pinned)
+	clear(d.pinnedCounts)
+	d.mu.Unlock()
 	ctx := context.Background()
 	_, objs, err := d.Rows(ctx, `SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary
 		UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal
@@ -179,6 +220,7 @@ func (d *DB) closeNow() error {
 
 // Exec runs a statement.
 func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
+	statements.Add(1)
 	d.forget()
 	if _, err := d.conn.ExecContext(ctx, query, args...); err != nil {
 		return &Error{Query: query, Err: err}
@@ -188,6 +230,7 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 
 // ExecCount runs a statement and returns the rows it changed (for COPY, the rows written).
 func (d *DB) ExecCount(ctx context.Context, query string, args ...any) (int64, error) {
+	statements.Add(1)
 	d.forget()
 	res, err := d.conn.ExecContext(ctx, query, args...)
 	if err != nil {
@@ -198,6 +241,7 @@ func (d *DB) ExecCount(ctx context.Context, query string, args ...any) (int64, e
 
 // Query runs a query.
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	statements.Add(1)
 	rows, err := d.conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, &Error{Query: query, Err: err}
@@ -207,6 +251,7 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 
 // QueryRow runs a query that returns one row and scans it into dest.
 func (d *DB) QueryRow(ctx context.Context, query string, dest ...any) error {
+	statements.Add(1)
 	if err := d.conn.QueryRowContext(ctx, query).Scan(dest...); err != nil {
 		return &Error{Query: query, Err: err}
 	}
@@ -244,7 +289,10 @@ func (d *DB) Rows(ctx context.Context, query string) ([]string, [][]any, error) 
 // Count returns the number of rows of a relation.
 func (d *DB) Count(ctx context.Context, relation string) (int64, error) {
 	d.mu.Lock()
-	n, ok := d.counts[relation]
+	n, ok := d.pinnedCounts[relation]
+	if !ok {
+		n, ok = d.counts[relation]
+	}
 	d.mu.Unlock()
 	if ok {
 		return n, nil
@@ -270,7 +318,10 @@ type Column struct {
 // Columns describes a relation or a query (anything that can follow FROM).
 func (d *DB) Columns(ctx context.Context, relation string) ([]Column, error) {
 	d.mu.Lock()
-	cols, ok := d.cols[relation]
+	cols, ok := d.pinned[relation]
+	if !ok {
+		cols, ok = d.cols[relation]
+	}
 	d.mu.Unlock()
 	if ok {
 		return slices.Clone(cols), nil

@@ -136,3 +136,67 @@ func csvDialect(opts *v1.ReadOptions) (string, bool) {
 	}
 	return delim, header
 }
+
+// Sniffed is what DuckDB's sniffer found of a CSV file: its columns, and the read_csv options
+// (after the path) that read a file of the same layout with no sniffing.
+type Sniffed struct {
+	Cols    []engine.Column
+	Options string
+}
+
+// Sniff runs DuckDB's sniffer over the CSV file at path, in the dialect Source reads it with.
+// Binding read_csv sniffs the file, so reading it through Source after a DESCRIBE sniffs it
+// twice; SniffedSource reads it once more with no sniffing at all. A file whose types need
+// Read's exact reading (a DOUBLE or a TIMESTAMP WITH TIME ZONE column) is not worth it: ok is
+// false, and so it is when sniff_csv fails (Source's own read then says why, as it always did).
+func Sniff(ctx context.Context, db *engine.DB, path string, opts *v1.ReadOptions) (s Sniffed, ok bool) {
+	delim, header := csvDialect(opts)
+	src := csvSource(path, delim, header, "")
+	q := "SELECT Columns, Prompt FROM sniff_" + strings.TrimPrefix(src, "read_")
+	var cols []any
+	var prompt string
+	if err := db.QueryRow(ctx, q, &cols, &prompt); err != nil {
+		return s, false
+	}
+	// The prompt is FROM read_csv('<path>', auto_detect=false, ...);
+	i, j := strings.Index(prompt, ", auto_detect=false"), strings.LastIndex(prompt, ")")
+	if i < 0 || j < i {
+		return s, false
+	}
+	s.Options = prompt[i+2 : j]
+	for _, c := range cols {
+		m, _ := c.(map[string]any)
+		name, _ := m["name"].(string)
+		typ, _ := m["type"].(string)
+		if name == "" || typ == "" {
+			return s, false
+		}
+		switch strings.ToUpper(typ) {
+		case "DOUBLE", "FLOAT", "TIMESTAMP WITH TIME ZONE":
+			return s, false
+		}
+		s.Cols = append(s.Cols, engine.Column{Name: name, Type: typ})
+	}
+	return s, len(s.Cols) > 0
+}
+
+// SniffedSource reads the CSV file at path with the options a Sniff found (of this file or of
+// one with the same header line), with no sniffing.
+func SniffedSource(path string, s Sniffed) string {
+	return "read_csv(" + engine.Lit(path) + ", " + s.Options + ")"
+}
+
+// HeaderLine is the first line of the file at path, as it is (its line end included), or
+// false if it cannot be read. Files of one layout share it.
+func HeaderLine(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) == "" {
+		return "", false
+	}
+	return line, true
+}

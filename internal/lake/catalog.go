@@ -196,8 +196,9 @@ func openSQL(ctx context.Context, base Catalog, open func() (*sql.DB, error), di
 			return nil, fmt.Errorf("stopped waiting for the catalog database: %w", context.Cause(ctx))
 		}
 		if o.err == nil {
-			base.cat, base.db = o.cat, db
-			return &base, nil
+			c := &base
+			c.cat, c.db = casCatalog{Catalog: o.cat, c: c}, db
+			return c, nil
 		}
 		db.Close()
 		if !retry(o.err) || time.Now().After(deadline) || ctx.Err() != nil {
@@ -313,7 +314,9 @@ func (c *Catalog) Load(ctx context.Context, r Ref) (*table.Table, error) {
 		return nil, storageHint(fmt.Errorf("load table %s: %w", r, err))
 	}
 	metadataCache.put(t.MetadataLocation(), t.Metadata())
-	return t, nil
+	// iceberg-go's table commits through the catalog that loaded it; ldp's commits go
+	// through c.cat (casCatalog, busyCatalog).
+	return table.New(r.ident(), t.Metadata(), t.MetadataLocation(), t.FS, c.cat), nil
 }
 
 // metadataLocation reads where the catalog points r now, from the catalog's own table (one

@@ -2,27 +2,24 @@ package lake
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"sync"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/ldp-dev/ldp/internal/engine"
 )
 
 // DefaultGroupSize is how many windows a backfill publishes in one catalog commit. Every
-// commit parses and rewrites the table's whole metadata.json, so one commit per window makes a
+// commit rewrites the table's whole metadata.json, so one commit per window makes a
 // long backfill slower with each window (measured: 10 per commit is 54 windows/s against 8).
 const DefaultGroupSize = 10
 
 // Group publishes the keyed appends of several runs of one process together. Each run's
 // batch is still its own snapshot carrying its own key, but the batches waiting on one table
-// are staged on one branch and moved onto main in one commit that asserts main did not move:
+// are built on main's head and added to main in one commit that asserts main did not move:
 // the exactly-once rules of a single publish hold for each of them.
 //
 // A run calls Enter before it starts work and Leave when it ends. A run whose publish waits in
@@ -180,10 +177,10 @@ func (c *Catalog) publishGrouped(ctx context.Context, db *engine.DB, relation st
 }
 
 // publishItems publishes the batches of one table in one commit, through the steps of
-// Publish: find each key on main, stage every batch not there on one branch forked from main
-// (one snapshot each, in order), and move main to the branch's head asserting main is still
-// the fork point. If staging fails for a reason other than a race, each batch is published on
-// its own, so one bad batch does not hold back the others.
+// Publish: find each key on main, build every batch not there on main's head (one snapshot
+// each, in order, uncommitted), and add them and move main to the last in one commit asserting
+// main is still that head. If building fails, each batch is published on its own, so one bad
+// batch does not hold back the others.
 func publishItems(ctx context.Context, items []*groupItem) {
 	first := items[0]
 	c, ref, o := first.cat, first.ref, first.opts
@@ -228,19 +225,13 @@ func publishItems(ctx context.Context, items []*groupItem) {
 			continue
 		}
 		base := tbl.CurrentSnapshot()
-		branch := "ldp_g" + uuid.NewString()[:13] + "_" + strconv.Itoa(try)
-		snaps, err := c.stageItems(ctx, tbl, pending, branch)
+		snaps, adds, err := c.stageItems(ctx, tbl, pending)
 		switch {
-		case err != nil && !isConflict(err):
-			c.dropBranch(ctx, ref, branch)
+		case err != nil:
 			for _, it := range pending {
 				it.res, it.err = publishAlone(ctx, it)
 			}
 			return
-		case err != nil:
-			c.dropBranch(ctx, ref, branch)
-		case snaps[0].ParentSnapshotID == nil || *snaps[0].ParentSnapshotID != base.SnapshotID:
-			c.dropBranch(ctx, ref, branch)
 		default:
 			head := snaps[len(snaps)-1].SnapshotID
 			o.Hook("staged")
@@ -255,18 +246,16 @@ func publishItems(ctx context.Context, items []*groupItem) {
 			}
 			if ferr != nil {
 				// Only first attempts are grouped, and those need no tag of their own.
-				c.dropBranch(ctx, ref, branch)
 				fail(pending, ferr)
 				return
 			}
 			index, err := c.nextIndex(ctx, tbl, snaps)
 			if err != nil {
-				c.dropBranch(ctx, ref, branch)
 				fail(pending, err)
 				return
 			}
 			o.Hook("indexed")
-			err = c.publishBranch(ctx, ref, branch, base.SnapshotID, head, index, fences...)
+			err = c.publishBuilt(ctx, tbl, base.SnapshotID, adds, head, index, fences...)
 			if err == nil {
 				o.Hook("published")
 				before := totalRecords(base)
@@ -293,7 +282,6 @@ func publishItems(ctx context.Context, items []*groupItem) {
 				}
 				return
 			}
-			c.dropBranch(ctx, ref, branch)
 		}
 		if try >= o.MaxTries {
 			fail(pending, &ConflictError{Ref: ref, Err: fmt.Errorf("main kept moving: gave up after %d tries", try)})
@@ -303,34 +291,20 @@ func publishItems(ctx context.Context, items []*groupItem) {
 	}
 }
 
-// stageItems stages each item as its own snapshot on branch, in one commit, and returns the
-// staged snapshots in item order.
-func (c *Catalog) stageItems(ctx context.Context, tbl *table.Table, items []*groupItem, branch string) ([]*table.Snapshot, error) {
-	tx := tbl.NewTransactionOnBranch(branch)
+// stageItems builds each item as its own snapshot on main, in item order, and returns the
+// snapshots and the updates that add them: nothing is committed until the publish.
+func (c *Catalog) stageItems(ctx context.Context, tbl *table.Table, items []*groupItem) ([]*table.Snapshot, []table.Update, error) {
+	tx := tbl.NewTransaction()
 	for _, it := range items {
 		if err := it.w.addFiles(ctx, tx, it.w.added); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	after, err := commitStage(ctx, tbl, tx, branch)
-	if err != nil {
-		return nil, err
+	snaps, adds, err := builtSnapshots(tbl, tx)
+	if err == nil && len(snaps) != len(items) {
+		err = fmt.Errorf("stage on %s: %d snapshots for %d batches", refOf(tbl), len(snaps), len(items))
 	}
-	snaps := make([]*table.Snapshot, len(items))
-	s := after.SnapshotByName(branch)
-	for i := len(items) - 1; i >= 0; i-- {
-		if s == nil {
-			return nil, errors.New("stage on branch " + branch + ": fewer snapshots than batches after the commit")
-		}
-		snaps[i] = s
-		if i > 0 {
-			if s.ParentSnapshotID == nil {
-				return nil, errors.New("stage on branch " + branch + ": the staged snapshots do not chain")
-			}
-			s = after.SnapshotByID(*s.ParentSnapshotID)
-		}
-	}
-	return snaps, nil
+	return snaps, adds, err
 }
 
 // publishAlone publishes one item of a group by itself, with the full protocol.

@@ -225,14 +225,14 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		base := tbl.CurrentSnapshot().SnapshotID
 		res.RowsBefore = totalRecords(tbl.CurrentSnapshot())
 		branch := prefix + strconv.Itoa(try)
-		staged, err := c.stage(ctx, tbl, w, bs, branch)
+		staged, adds, err := c.stage(ctx, tbl, w, bs, branch)
 		switch {
 		case err != nil && !isConflict(err):
 			return nil, clockHint(ref, err)
 		case err != nil:
 			// Another writer committed to the table (on any branch) while we staged.
 			c.dropBranch(ctx, ref, branch)
-		case staged.ParentSnapshotID == nil || *staged.ParentSnapshotID != base:
+		case adds == nil && (staged.ParentSnapshotID == nil || *staged.ParentSnapshotID != base):
 			// main moved between the search and the stage: the branch forked from a head whose
 			// keys were not searched. Drop it and start over.
 			c.dropBranch(ctx, ref, branch)
@@ -248,7 +248,11 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 				return nil, err
 			}
 			o.Hook("indexed")
-			err = c.publishBranch(ctx, ref, branch, base, staged.SnapshotID, index, fences...)
+			if adds != nil {
+				err = c.publishBuilt(ctx, tbl, base, adds, staged.SnapshotID, index, fences...)
+			} else {
+				err = c.publishBranch(ctx, ref, branch, base, staged.SnapshotID, index, fences...)
+			}
 			if err == nil {
 				published = true
 				o.Hook("published")
@@ -277,7 +281,8 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 			if lerr != nil {
 				return nil, lerr
 			}
-			if Fenced(now, o.RunID, o.Attempt) || now.Metadata().SnapshotByName(branch) == nil {
+			// A staged branch a later attempt's fence removed says so too (an older ldp's fence).
+			if Fenced(now, o.RunID, o.Attempt) || (adds == nil && now.Metadata().SnapshotByName(branch) == nil) {
 				return nil, fenceError(ref, o.RunID, o.Attempt)
 			}
 			c.dropBranch(ctx, ref, branch)
@@ -529,28 +534,42 @@ func fenceAnchor(tbl *table.Table) int64 {
 	return tbl.CurrentSnapshot().SnapshotID
 }
 
-// stage writes the batch on a new branch forked from main and returns the staged snapshot.
-func (c *Catalog) stage(ctx context.Context, tbl *table.Table, w *writer, bs *iceberg.Schema, branch string) (*table.Snapshot, error) {
+// stage builds the batch's snapshot on main and returns it. A batch that adds only its
+// snapshot is not committed: adds are the updates that add it, which the publish commit
+// carries (publishBuilt), so a batch is one catalog commit. A batch with new columns is
+// committed on a new branch forked from main (adds nil), and published by moving main to it.
+func (c *Catalog) stage(ctx context.Context, tbl *table.Table, w *writer, bs *iceberg.Schema, branch string) (staged *table.Snapshot, adds []table.Update, err error) {
+	if len(schemaChanges(tbl.Schema(), bs)) == 0 && tbl.CurrentSnapshot() != nil {
+		tx := tbl.NewTransaction()
+		if err := w.stage(ctx, tx, tbl); err != nil {
+			return nil, nil, err
+		}
+		snaps, adds, err := builtSnapshots(tbl, tx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return snaps[len(snaps)-1], adds, nil
+	}
 	tx := tbl.NewTransactionOnBranch(branch)
 	if err := evolve(tx, tbl.Schema(), bs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := tx.StagedTable()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := w.stage(ctx, tx, st.Table); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	after, err := commitStage(ctx, tbl, tx, branch)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := after.SnapshotByName(branch)
 	if s == nil {
-		return nil, fmt.Errorf("stage on branch %s: the branch is missing after the commit", branch)
+		return nil, nil, fmt.Errorf("stage on branch %s: the branch is missing after the commit", branch)
 	}
-	return s, nil
+	return s, nil, nil
 }
 
 // commitStage commits a staging transaction on branch: a lost race is a *ConflictError.

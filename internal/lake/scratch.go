@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -77,12 +78,27 @@ func newScratch(warehouse string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, _ := json.Marshal(Self())
+	self := Self()
+	b, _ := json.Marshal(self)
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), b, 0o644); err != nil {
 		os.RemoveAll(dir)
 		return "", err
 	}
+	mine.mu.Lock()
+	if mine.dirs == nil {
+		mine.dirs = map[string]Owner{}
+	}
+	mine.dirs[dir] = self
+	mine.mu.Unlock()
 	return dir, nil
+}
+
+// mine are the scratch folders this process made, with the owner record it wrote in each: a
+// backfill makes two a window and scans the folder each time, and reading back its own
+// records (and asking whether it is alive) was most of a scan.
+var mine struct {
+	mu   sync.Mutex
+	dirs map[string]Owner
 }
 
 func scratchRoot(warehouse string) string { return filepath.Join(warehouse, ".ldp", "tmp") }
@@ -104,6 +120,8 @@ func ScratchRuns(warehouse string) []ScratchRun {
 		return nil
 	}
 	var out []ScratchRun
+	mine.mu.Lock()
+	seen := make(map[string]bool, len(mine.dirs))
 	for _, e := range ents {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), "run-") {
 			continue
@@ -114,12 +132,22 @@ func ScratchRuns(warehouse string) []ScratchRun {
 			continue
 		}
 		r := ScratchRun{Dir: dir, Owner: Owner{Started: info.ModTime()}}
-		if b, err := os.ReadFile(filepath.Join(dir, ownerFile)); err == nil {
+		own, ok := mine.dirs[dir]
+		if ok {
+			seen[dir] = true
+			r.Owner = own
+		} else if b, err := os.ReadFile(filepath.Join(dir, ownerFile)); err == nil {
 			json.Unmarshal(b, &r.Owner)
 		}
-		r.Live = time.Since(info.ModTime()) < staleAfter && r.Owner.Alive()
+		r.Live = time.Since(info.ModTime()) < staleAfter && (ok || r.Owner.Alive())
 		out = append(out, r)
 	}
+	for dir := range mine.dirs {
+		if !seen[dir] && filepath.Dir(dir) == root {
+			delete(mine.dirs, dir) // removed: forget it
+		}
+	}
+	mine.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
 	return out
 }

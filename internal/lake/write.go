@@ -328,7 +328,9 @@ func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema,
 		}
 		return nil, false, storageHint(fmt.Errorf("create table %s: %w", ref, err))
 	}
-	return tbl, true, nil
+	// Commits to the new table go through c.cat, on the metadata parsed here (commit.go).
+	metadataCache.put(tbl.MetadataLocation(), tbl.Metadata())
+	return table.New(ref.ident(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, c.cat), true, nil
 }
 
 // dropUnwritten drops the table ref, which this write created, when no snapshot of it holds

@@ -116,6 +116,8 @@ type Options struct {
 	// Group, when set, publishes a first-attempt append in one commit with the windows of
 	// other runs of the process (a backfill).
 	Group *lake.Group
+	// Sniffs, when set, are the CSV layouts shared by the windows of a backfill.
+	Sniffs *Sniffs
 	// LockTimeout bounds the wait for the table's lock; 0 is lake.DefaultLockTimeout.
 	LockTimeout time.Duration
 }
@@ -192,6 +194,11 @@ type run struct {
 	readExpr, where string
 	// err is how the run ended, for its events' public message.
 	err error
+	// cat is the target's catalog, once opened (targetCatalog).
+	cat *lake.Catalog
+	// sniff is how a CSV source was read with the backfill's shared sniffs (nil: as a window
+	// alone reads it).
+	sniff *sniffing
 }
 
 // stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
@@ -330,6 +337,11 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		r.rec.Emit(ctx, ledger.RunSkippedDuplicate, map[string]any{"idempotency_key": r.res.Key, "snapshot_id": r.res.SnapshotID})
 	case err == nil:
 		r.res.Status = StatusPublished
+		if r.sniff != nil && !r.sniff.shared {
+			// Only a layout that published is shared: a window that read a bad value as text
+			// must not make the next windows read theirs so.
+			r.opts.Sniffs.put(r.sniff.key, r.sniff.sniffed)
+		}
 		r.rec.Emit(ctx, ledger.RunPublished, r.publishedPayload())
 	case ldperr.IsDataGate(err):
 		r.res.Status = StatusBlocked
@@ -463,31 +475,19 @@ func (r *run) extract(ctx context.Context) error {
 			}
 		}
 		r.localSource = full
-		expr, err := formats.Source(src.Format, full, src.Options)
-		if err != nil {
-			return err
+		if _, err := formats.Source(src.Format, full, src.Options); err != nil {
+			return err // before any sniff: a missing file says so
 		}
-		sniffed, err := r.db.Columns(ctx, expr)
-		if err != nil {
-			return r.readError(err)
-		}
-		if from, err = formats.Read(ctx, r.db, src.Format, full, src.Options, sniffed, r.win.Location); err != nil {
+		if fast, sn, ok := r.fastCSV(ctx, full); ok {
+			from, cols, r.sniff = fast, sn.sniffed.Cols, sn
+		} else if from, cols, err = r.readFile(ctx); err != nil {
 			return err
 		}
 		r.readExpr = from
-		if from == expr {
-			cols = sniffed
-		}
 	}
-	sel := "*"
-	if cols == nil {
-		var err error
-		if cols, err = r.db.Columns(ctx, from); err != nil {
-			return r.readError(err)
-		}
-	}
-	if r.toIceberg() {
-		sel = engine.IcebergSelect(cols)
+	sel, cols, err := r.selectOf(ctx, from, cols)
+	if err != nil {
+		return err
 	}
 	// A file source is read once, streaming, into a Parquet file of the run; everything after
 	// reads that file through views. Nothing is held whole in memory (a 10 M-row CSV took 4
@@ -500,27 +500,53 @@ func (r *run) extract(ctx context.Context) error {
 			return err
 		}
 		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
-		if from, n, err = r.stage(ctx, dir, sel, from, cols); err != nil {
+		staged, rows, err := r.stage(ctx, dir, sel, from, cols)
+		if r.sniff != nil && (err != nil || rows == 0) {
+			// Read with a sniff of its own, as a window alone reads it: what failed (or kept
+			// no row) fails (or is empty) as it always was, in the types and words it was.
+			r.sniff = nil
+			os.RemoveAll(filepath.Join(dir, "extract"))
+			if from, cols, err = r.readFile(ctx); err != nil {
+				return err
+			}
+			r.readExpr = from
+			if sel, cols, err = r.selectOf(ctx, from, cols); err != nil {
+				return err
+			}
+			staged, rows, err = r.stage(ctx, dir, sel, from, cols)
+		}
+		if err != nil {
 			return err
 		}
-		sel = "*"
+		from, n, sel = staged, rows, "*"
 	}
 	if err := r.db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW ldp_extract AS SELECT %s FROM %s", sel, from)); err != nil {
 		return r.readError(err)
 	}
-	var err error
 	if n < 0 {
 		if n, err = r.db.Count(ctx, "ldp_extract"); err != nil {
 			return err
 		}
 	}
 	r.res.RowsRead = n
+	// The views over the extract are the run's own and never replaced, and the staged file is
+	// never rewritten, so their columns are described once and pinned: the checks, the key
+	// checks and the write (which describes the staged file to link it) ask again, and each
+	// DESCRIBE of a view chain was a few ms of a small window.
+	if sel == "*" {
+		if r.cols = stagedAs(r.sniff, r.toIceberg()); r.cols == nil {
+			if r.cols, err = r.db.Columns(ctx, from); err != nil {
+				return err
+			}
+		}
+		r.db.Pin(from, r.cols)
+	} else if r.cols, err = r.db.Columns(ctx, "ldp_extract"); err != nil {
+		return err
+	}
+	r.db.Pin("ldp_extract", r.cols)
 	// With a window and a window column, only the window's rows go on, right after the
 	// extract, so the transform and the checks see only them.
 	where := "true"
-	if r.cols, err = r.db.Columns(ctx, "ldp_extract"); err != nil {
-		return err
-	}
 	c := r.win.Column
 	if c != "" && !r.opts.Window.IsZero() {
 		for _, col := range r.cols {
@@ -529,6 +555,9 @@ func (r *run) extract(ctx context.Context) error {
 			}
 		}
 		if r.colType == "" {
+			if err := windowColumnError(r.p, r.cols); err != nil {
+				return err
+			}
 			return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("window column %q is not in the source", c)}
 		}
 		// A source of no rows (a header-only drop) gives its columns no types: it keeps no
@@ -542,10 +571,13 @@ func (r *run) extract(ctx context.Context) error {
 			}
 		}
 	}
-	if err := r.db.Exec(ctx, "CREATE TEMP VIEW source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
-		return err
-	}
 	r.where = where
+	if r.p.Metadata.Transform != nil { // with none, ldp_batch is this view (transform)
+		if err := r.db.Exec(ctx, "CREATE TEMP VIEW source AS SELECT * FROM ldp_extract WHERE "+where); err != nil {
+			return err
+		}
+		r.db.Pin("source", r.cols)
+	}
 	if where == "true" {
 		r.res.RowsKept = n // no window filter: every row read is kept
 		return nil
@@ -560,6 +592,64 @@ func (r *run) extract(ctx context.Context) error {
 	}
 	r.res.RowsKept, r.res.RowsNoWindow, r.res.RowsOutside = kept, nulls, n-kept-nulls
 	return nil
+}
+
+// stagedAs are the columns of the Parquet file a CSV file read with a sniff's types was staged
+// in, when Parquet keeps each of those types as it is (so no DESCRIBE need ask); nil otherwise.
+func stagedAs(sn *sniffing, toIceberg bool) []engine.Column {
+	if sn == nil {
+		return nil
+	}
+	out := make([]engine.Column, len(sn.sniffed.Cols))
+	for i, c := range sn.sniffed.Cols {
+		out[i] = c
+		if ct := engine.IcebergCast(c.Type); toIceberg && ct != "" {
+			out[i].Type = ct
+		}
+		switch out[i].Type {
+		case "BOOLEAN", "BIGINT", "DATE", "TIMESTAMP", "VARCHAR":
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
+// readFile reads the run's file source as DuckDB sniffs it: the expression that reads it, and
+// its columns when that expression is the plain read (nil when they need describing).
+func (r *run) readFile(ctx context.Context) (string, []engine.Column, error) {
+	src := r.p.Metadata.Source
+	expr, err := formats.Source(src.Format, r.localSource, src.Options)
+	if err != nil {
+		return "", nil, err
+	}
+	sniffed, err := r.db.Columns(ctx, expr)
+	if err != nil {
+		return "", nil, r.readError(err)
+	}
+	from, err := formats.Read(ctx, r.db, src.Format, r.localSource, src.Options, sniffed, r.win.Location)
+	if err != nil {
+		return "", nil, err
+	}
+	if from != expr {
+		sniffed = nil
+	}
+	return from, sniffed, nil
+}
+
+// selectOf is the select list that stages the rows of from (whose columns are cols, or nil to
+// describe them), cast to Iceberg's types for an Iceberg target.
+func (r *run) selectOf(ctx context.Context, from string, cols []engine.Column) (string, []engine.Column, error) {
+	if cols == nil {
+		var err error
+		if cols, err = r.db.Columns(ctx, from); err != nil {
+			return "", nil, r.readError(err)
+		}
+	}
+	if r.toIceberg() {
+		return engine.IcebergSelect(cols), cols, nil
+	}
+	return "*", cols, nil
 }
 
 // sourceName names the source in what a run says of its rows: the file read, or the table.
@@ -647,11 +737,10 @@ func (r *run) badTimestamp(ctx context.Context, column string) error {
 // published opens the target and reports whether the run's key is already on main.
 func (r *run) published(ctx context.Context) (bool, error) {
 	t := r.p.Metadata.Target
-	cat, err := lake.Open(ctx, t.Catalog, r.p.BaseDir)
+	cat, err := r.targetCatalog(ctx)
 	if err != nil {
 		return false, err
 	}
-	defer cat.Close()
 	tbl, err := cat.Load(ctx, lake.RefOf(t))
 	var nf *lake.NotFoundError
 	if errors.As(err, &nf) {
@@ -735,7 +824,12 @@ func (r *run) download(ctx context.Context, loc string) (string, error) {
 func (r *run) transform(ctx context.Context) error {
 	t := r.p.Metadata.Transform
 	if t == nil {
-		return r.db.Exec(ctx, "CREATE TEMP VIEW ldp_batch AS SELECT * FROM source")
+		if err := r.db.Exec(ctx, "CREATE TEMP VIEW ldp_batch AS SELECT * FROM ldp_extract WHERE "+r.where); err != nil {
+			return err
+		}
+		r.db.Pin("ldp_batch", r.cols)
+		r.db.PinCount("ldp_batch", r.res.RowsKept) // the write counts it too
+		return nil
 	}
 	q := subquery(t.SQL)
 	sel := "*"
@@ -792,6 +886,15 @@ func (r *run) exactKeys(ctx context.Context) error {
 
 // validate runs the quality checks; with on_failure "fail" a failure holds the batch back.
 func (r *run) validate(ctx context.Context) error {
+	if len(r.p.Metadata.Target.PartitionBy) > 0 || len(r.p.Metadata.Target.JoinCols) > 0 {
+		cols, err := r.db.Columns(ctx, "ldp_batch")
+		if err != nil {
+			return err
+		}
+		if err := targetColumnsError(r.p, cols); err != nil {
+			return err
+		}
+	}
 	if err := r.exactKeys(ctx); err != nil {
 		return err
 	}
@@ -832,20 +935,34 @@ func (r *run) validate(ctx context.Context) error {
 	return nil
 }
 
+// targetCatalog is the target's catalog, opened once a run: the key lookup before the run
+// and the write after it used to open it each, a SQLite database opened twice a window.
+func (r *run) targetCatalog(ctx context.Context) (*lake.Catalog, error) {
+	if r.cat != nil {
+		return r.cat, nil
+	}
+	cat, err := lake.Open(ctx, r.p.Metadata.Target.Catalog, r.p.BaseDir)
+	if err != nil {
+		return nil, err
+	}
+	r.cat = cat
+	r.cleanup = append(r.cleanup, func() { cat.Close() })
+	return cat, nil
+}
+
 func writeIceberg(ctx context.Context, r *run) error {
 	t := r.p.Metadata.Target
-	cat, err := lake.Open(ctx, t.Catalog, r.p.BaseDir)
+	cat, err := r.targetCatalog(ctx)
 	if err != nil {
 		return err
 	}
-	defer cat.Close()
 	wo := lake.WriteOptions{
 		Mode: r.res.Mode, JoinCols: t.JoinCols, PartitionBy: t.PartitionBy, Prewritten: r.prewritten(), PrewrittenPartitions: r.stagedParts,
 		SnapshotProps: map[string]string{"ldp.pipeline": r.p.Identifier},
 		LockTimeout:   r.opts.LockTimeout, Notify: func(m string) { fmt.Fprintln(r.opts.Log, m) },
 		Location: r.win.Location,
 	}
-	rows, err := r.db.Count(ctx, "ldp_batch")
+	rows, err := r.batchRows(ctx)
 	if err != nil {
 		return err
 	}
@@ -875,6 +992,11 @@ func writeIceberg(ctx context.Context, r *run) error {
 	po := lake.PublishOptions{WriteOptions: wo, Key: r.res.Key, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Hook: r.opts.Hook, Group: r.opts.Group}
 	if rows == 0 {
 		po.AllowEmpty = true
+		if why := r.secondPass(); why != "" {
+			// Published empty (allow_empty), which is right, but a person looking for the
+			// rows of that hour must learn where they went.
+			fmt.Fprintf(r.opts.Log, "note: window %s keeps no rows: %s\n", r.opts.Window, why)
+		}
 	}
 	// An overwrite with a window column replaces only the window's rows, found by the table's
 	// type of the column (a drop's may differ, and an empty drop's columns have no types).
@@ -936,16 +1058,36 @@ func (r *run) emptyError() error {
 		}
 		what += ")"
 	}
-	if change, ok := window.SecondPass(r.opts.Window, r.win.Location); ok && r.win.Column != "" && !strings.Contains(r.colType, "TIME ZONE") {
-		what += fmt.Sprintf(": the window is in the second pass of the hour the clock repeats at %s in %s, and %s's times without a zone there were read as the first pass, so no row can fall in it (docs/data-plane.md, \"Timestamps without a zone\")",
-			change.In(r.win.Location).Format("2006-01-02 15:04"), r.win.Location, r.win.Column)
+	if why := r.secondPass(); why != "" {
+		what += ": " + why
 	}
 	hint := `; if an empty window is valid, set "allow_empty": true in metadata.source (a keyed run then publishes it with no rows)`
 	return fmt.Errorf("%w: %s, and an empty batch is not published%s, or add a row_count check with a min to hold it back as a data gate", lake.ErrNoData, what, hint)
 }
 
+// batchRows is the row count of ldp_batch. With no transform it is the view of the rows the
+// window kept, which the extract counted: a second count(*) was a statement of every window.
+func (r *run) batchRows(ctx context.Context) (int64, error) {
+	if r.p.Metadata.Transform == nil {
+		return r.res.RowsKept, nil
+	}
+	return r.db.Count(ctx, "ldp_batch")
+}
+
+// secondPass says why the run's window keeps no rows when it lies in the second pass of an
+// hour the clock repeats and the window column has no zone (its times there are read as the
+// first pass), else "".
+func (r *run) secondPass() string {
+	change, ok := window.SecondPass(r.opts.Window, r.win.Location)
+	if !ok || r.win.Column == "" || strings.Contains(r.colType, "TIME ZONE") {
+		return ""
+	}
+	return fmt.Sprintf("the window is in the second pass of the hour the clock repeats at %s in %s, and %s's times without a zone there were read as the first pass, so no row can fall in it (docs/data-plane.md, \"Timestamps without a zone\")",
+		change.In(r.win.Location).Format("2006-01-02 15:04"), r.win.Location, r.win.Column)
+}
+
 func writeFile(ctx context.Context, r *run) error {
-	n, err := r.db.Count(ctx, "ldp_batch")
+	n, err := r.batchRows(ctx)
 	if err != nil {
 		return err
 	}

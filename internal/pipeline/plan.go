@@ -9,10 +9,7 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/cronx"
-	"github.com/ldp-dev/ldp/internal/engine"
-	"github.com/ldp-dev/ldp/internal/formats"
 	"github.com/ldp-dev/ldp/internal/lake"
-	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/shell"
 	"github.com/ldp-dev/ldp/internal/window"
 )
@@ -79,8 +76,10 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 			pl.SourcePath = path
 			if full := resolvePath(p.BaseDir, path); sourceExists(full, p) {
 				pl.SourceExists = true
-				if msg := checkColumnsOf(p, full); msg != "" {
-					pl.Errors = append(pl.Errors, msg)
+				if !lake.IsRemote(full) {
+					for _, err := range columnErrorsOf(p, full) {
+						pl.Errors = append(pl.Errors, unfiled(p, err))
+					}
 				}
 			} else {
 				pl.Notes = append(pl.Notes, fmt.Sprintf("source file %s is not there yet", path))
@@ -137,8 +136,14 @@ func offSize(p *v1.Pipeline, w v1.LogicalWindow) string {
 	for t := start; t.Before(ends); t = window.Next(t, ws.Size, ws.Location) {
 		n++
 	}
-	return fmt.Sprintf("window %s is not one %s, the spec's window size; it publishes as given, under a key of its own. A backfill lays %d %s windows over it: %s",
-		w, ws.Size, n, ws.Size, shell.Command("ldp", "backfill", p.Path, "--from", v1.FormatInstant(start), "--to", v1.FormatInstant(ends)))
+	// A window of the right length that does not start on a boundary (a UTC day for a spec
+	// in Paris) is told apart: "not one day" of a 24-hour window would puzzle.
+	what := fmt.Sprintf("is not one %s, the spec's window size", ws.Size)
+	if window.Next(w.Start, ws.Size, ws.Location).Equal(w.End) {
+		what = fmt.Sprintf("does not start at a %s boundary in %s, the spec's zone", ws.Size, ws.Location)
+	}
+	return fmt.Sprintf("window %s %s; it publishes as given, under a key of its own. A backfill lays %d %s windows over it: %s",
+		w, what, n, ws.Size, shell.Command("ldp", "backfill", p.Path, "--from", v1.FormatInstant(start), "--to", v1.FormatInstant(ends)))
 }
 
 // selectsNoRows is the message for a scheduled Iceberg append that would load the same rows in
@@ -157,48 +162,34 @@ func selectsNoRows(p *v1.Pipeline) string {
 // SourceFile is the source file of p for window w, and whether it is there; "" for a source
 // that is not a file.
 func SourceFile(p *v1.Pipeline, w v1.LogicalWindow) (string, bool) {
-	src := p.Metadata.Source
-	if strings.EqualFold(src.Format, "ICEBERG") {
-		return "", false
-	}
-	ws, err := window.SpecOf(p.Metadata.Window)
-	if err != nil {
-		return "", false
-	}
-	path, err := window.FillPath(src.Path, w, ws.Location)
-	if err != nil {
+	path := SourcePath(p, w)
+	if path == "" {
 		return "", false
 	}
 	return path, sourceExists(resolvePath(p.BaseDir, path), p)
 }
 
-// checkColumnsOf checks the columns p's checks name against the columns of the local source
-// file at full, as quality.Run does at run time, so ldp plan says what a run would refuse. A
-// transform makes the batch's columns its own, and a source that cannot be read here is the
-// run's to report: both give "".
-func checkColumnsOf(p *v1.Pipeline, full string) string {
-	q := p.Metadata.Quality
-	if q == nil || len(q.Checks) == 0 || p.Metadata.Transform != nil || lake.IsRemote(full) {
+// SourcePath is the path of p's source file for window w, as the spec writes it (relative to
+// its folder), without looking for it; "" for a source that is not a file.
+func SourcePath(p *v1.Pipeline, w v1.LogicalWindow) string {
+	src := p.Metadata.Source
+	if strings.EqualFold(src.Format, "ICEBERG") {
 		return ""
 	}
-	expr, err := formats.Source(p.Metadata.Source.Format, full, p.Metadata.Source.Options)
+	ws, err := window.SpecOf(p.Metadata.Window)
 	if err != nil {
 		return ""
 	}
-	ctx := context.Background()
-	db, err := engine.Open(ctx)
+	path, err := window.FillPath(src.Path, w, ws.Location)
 	if err != nil {
 		return ""
 	}
-	defer db.Close()
-	cols, err := db.Columns(ctx, expr)
-	if err != nil {
-		return ""
-	}
-	if err := quality.CheckColumns(q.Checks, cols); err != nil {
-		return err.Error()
-	}
-	return ""
+	return path
+}
+
+// unfiled is err's message without the spec's file in front: a plan is of one spec.
+func unfiled(p *v1.Pipeline, err error) string {
+	return strings.TrimPrefix(err.Error(), p.Path+": ")
 }
 
 // sourceExists reports whether the source file at full is there: on this machine, or in its

@@ -87,12 +87,19 @@ type GateError struct {
 }
 
 func (e *GateError) Error() string {
+	names := e.FailedChecks()
+	return fmt.Sprintf("data gate: %d of %d checks failed (%s); nothing was written to %s",
+		len(names), len(e.Report.Results), strings.Join(names, ", "), e.Target)
+}
+
+// FailedChecks are the names of the checks that held the data back: what a held window's
+// status names.
+func (e *GateError) FailedChecks() []string {
 	var names []string
 	for _, f := range e.Report.Failures() {
 		names = append(names, f.Name)
 	}
-	return fmt.Sprintf("data gate: %d of %d checks failed (%s); nothing was written to %s",
-		len(names), len(e.Report.Results), strings.Join(names, ", "), e.Target)
+	return names
 }
 
 // DataGate marks the error as a data gate.

@@ -29,6 +29,8 @@ type Spec struct {
 	Column string
 	// Location counts local midnights and reads timestamps without a zone.
 	Location *time.Location
+	// Delay is how long after its end a window waits for late rows (metadata.window.delay).
+	Delay time.Duration
 }
 
 // SpecOf reads a spec's window (nil or "none" gives no size and UTC).
@@ -44,6 +46,13 @@ func SpecOf(w *v1.Window) (Spec, error) {
 			return s, fmt.Errorf("window timezone %q: %w", w.Timezone, err)
 		}
 		s.Location = loc
+	}
+	if w.Delay != "" {
+		d, err := time.ParseDuration(w.Delay)
+		if err != nil || d < 0 {
+			return s, fmt.Errorf("window delay %q: want a duration such as \"2h\" or \"90m\"", w.Delay)
+		}
+		s.Delay = d
 	}
 	return s, nil
 }

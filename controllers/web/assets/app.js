@@ -1,7 +1,7 @@
 // The status page: it draws /api/status, polls it with its ETag, and asks /api/cell for a
 // cell's detail. No build step and nothing from the network but this server.
 "use strict";
-const SYMBOL = { published: "✓", missing: "·", unfinished: "…", blocked: "!", failed: "✗", retrying: "↻", upstream_failed: "↑", skipped: "–" };
+const SYMBOL = { published: "✓", missing: "·", unfinished: "…", blocked: "!", failed: "✗", retrying: "↻", upstream_failed: "↑", skipped: "–", waiting: "◷" };
 const STATES = Object.keys(SYMBOL);
 let report = null, etag = "";
 
@@ -107,7 +107,21 @@ function objectView(ob, ws, lo, hi, rows, state) {
   const meta = el("p", { class: "meta" });
   meta.append(`${ob.file} · ${ob.schedule ? "schedule " + ob.schedule : "no schedule"} · ${ob.timezone} · ${hi - lo} of ${ob.windows.count} windows`);
   if (ob.next_fire) meta.append(` · next fire ${fmt(Date.parse(ob.next_fire), ob.timezone)} ${ob.timezone} (${ob.next_fire})`);
+  if (ob.end) meta.append(` · the schedule ends at ${ob.end}: no window after it is expected`);
   sec.append(meta);
+  if (ob.waiting) {
+    // The window not finished yet: nothing is missing, it runs once it is finished.
+    const w = ob.waiting, [ws0, we0] = w.window.split("/");
+    let text = `waiting: ${fmt(Date.parse(ws0), ob.timezone)} to ${fmt(Date.parse(we0), ob.timezone)} ${ob.timezone} (${w.window}) is not finished`;
+    if (w.delay) text += `, it waits ${w.delay} after its end for late rows`;
+    text += `; it may run at ${fmt(Date.parse(w.ready_at), ob.timezone)} ${ob.timezone} (${w.ready_at})`;
+    if (w.runs_at) text += `, the schedule runs it at ${fmt(Date.parse(w.runs_at), ob.timezone)} ${ob.timezone} (${w.runs_at})`;
+    sec.append(el("p", { class: "meta waiting", text }));
+  }
+  // Windows the schedule leaves alone until their source or spec changes, and why.
+  for (const h of ob.held || []) {
+    sec.append(el("p", { class: "meta held", text: `held ${h.window}: ${h.message}` }));
+  }
   if (ob.error) sec.append(el("p", { class: "meta", text: "error: " + ob.error }));
   if (ob.missed && ob.missed.length) {
     const m = el("p", { class: "meta" });
@@ -128,7 +142,9 @@ function objectView(ob, ws, lo, hi, rows, state) {
     (wrong ? ` · ${wrong} window${wrong > 1 ? "s" : ""} went wrong before ${wrong > 1 ? "their" : "its"} last try` : "") }));
   if (hi > lo) {
     const axis = el("div", { class: "axis" });
-    axis.append(el("span", { text: fmt(ws[lo], ob.timezone) }), el("span", { class: "end", text: fmt(ws[hi - 1], ob.timezone) }));
+    const utc = (ms) => new Date(ms).toISOString().replace(".000Z", "Z");
+    axis.append(el("span", { text: `${fmt(ws[lo], ob.timezone)} ${ob.timezone}`, title: utc(ws[lo]) }),
+      el("span", { class: "end", text: `${fmt(ws[hi - 1], ob.timezone)} ${ob.timezone}`, title: utc(ws[hi - 1]) }));
     for (const odd of ob.windows.odd_days || []) {
       if (odd.index < lo || odd.index >= hi) continue;
       axis.append(el("span", { class: "odd", style: `left: ${100 * (odd.index - lo) / (hi - lo)}%`, title: `${odd.hours}-hour day: ${fmt(ws[odd.index], ob.timezone)}` }));
@@ -141,7 +157,8 @@ function objectView(ob, ws, lo, hi, rows, state) {
     const b = el("div", { class: "bar" });
     for (const r of runs) {
       const first = fmt(ws[r.at], ob.timezone), last = fmt(ws[r.at + r.n - 1], ob.timezone);
-      let label = r.n === 1 ? `${t.id} ${first}: ${r.s}` : `${t.id} ${first} to ${last}: ${r.n} windows ${r.s}`;
+      const z = `${ob.timezone}, ${new Date(ws[r.at]).toISOString().replace(".000Z", "Z")} UTC`;
+      let label = r.n === 1 ? `${t.id} ${first} (${z}): ${r.s}` : `${t.id} ${first} to ${last} (${z}): ${r.n} windows ${r.s}`;
       if (r.earlier) label += ` (${r.earlier.join(", then ")} before)`;
       const seg = el("button", { type: "button", class: "seg " + r.s + (r.earlier ? " marked" : ""), "data-state": r.s, "data-start": new Date(ws[r.at]).toISOString().replace(".000Z", "Z"),
         style: `flex: ${r.n}; background: var(--${r.s})${state && r.s !== state ? "; opacity: .25" : ""}`, title: label, "aria-label": label });
