@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -120,7 +121,7 @@ func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
 			return open()
 		}
 		out := c.convert(c.defs[strings.TrimPrefix(ref, "#/$defs/")])
-		if d, ok := s["description"].(string); ok {
+		if d, ok := description(s); ok {
 			out.Description = d
 		}
 		return out
@@ -128,7 +129,7 @@ func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
 	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
 		if branches, ok := s[k].([]any); ok {
 			out := c.union(k, branches)
-			if d, ok := s["description"].(string); ok {
+			if d, ok := description(s); ok {
 				out.Description = d
 			}
 			if t, ok := s["type"].(string); ok && out.Type == "" && out.XPreserveUnknownFields == nil {
@@ -138,7 +139,7 @@ func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
 		}
 	}
 	var out apiextv1.JSONSchemaProps
-	out.Description, _ = s["description"].(string)
+	out.Description, _ = description(s)
 	switch t := s["type"].(type) {
 	case string:
 		out.Type = t
@@ -182,6 +183,10 @@ func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
 	if n, ok := s["minLength"].(float64); ok {
 		i := int64(n)
 		out.MinLength = &i
+	}
+	// CUE's #NonEmpty (string & !="") exports as not: {const: ""}; OpenAPI says it so.
+	if not := asMap(s["not"]); out.Type == "string" && not != nil && not["const"] == "" && out.MinLength == nil {
+		out.MinLength = ptr(int64(1))
 	}
 	if n, ok := s["maxLength"].(float64); ok {
 		i := int64(n)
@@ -318,6 +323,26 @@ func (c *converter) union(op string, branches []any) apiextv1.JSONSchemaProps {
 		}
 	}
 	return out
+}
+
+// definitionDoc is the start of a CUE definition's doc comment ("#NonEmpty is a string ...").
+var definitionDoc = regexp.MustCompile(`^#[A-Za-z0-9_]+\s+(is\s+)?`)
+
+// description is a schema node's description as a CRD shows it: a CUE definition's doc comment
+// names the definition, an internal name kubectl explain must not show, so the name goes
+// ("#NonEmpty is a string with ..." reads "A string with ...").
+func description(s map[string]any) (string, bool) {
+	d, ok := s["description"].(string)
+	if !ok {
+		return "", false
+	}
+	if loc := definitionDoc.FindStringIndex(d); loc != nil {
+		d = d[loc[1]:]
+		if d != "" {
+			d = strings.ToUpper(d[:1]) + d[1:]
+		}
+	}
+	return d, true
 }
 
 func isNumber(t string) bool { return t == "number" || t == "integer" }
