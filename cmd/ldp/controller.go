@@ -20,6 +20,8 @@ type controllerOptions struct {
 	envSecrets, envConfigMaps  []string
 	ttl, timeout               time.Duration
 	metricsAddr, probeAddr     string
+	webhookPort                int
+	webhookCertDir             string
 }
 
 func (o *controllerOptions) Validate(cmd *cobra.Command, _ []string) error {
@@ -41,7 +43,7 @@ func (o *controllerOptions) Run(ctx context.Context, s *streams) error {
 	}
 	fmt.Fprintf(s.Err, "ldp controller: reconciling Pipelines and Workflows (namespace %s, leader election %t)\n", orAll(o.namespace), o.leaderElection)
 	return kube.RunManager(ctx, kube.ManagerOptions{Namespace: o.namespace, LeaderElection: o.leaderElection, LeaderElectionNamespace: leaderNS,
-		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, Jobs: set, Home: cmp.Or(os.Getenv("POD_NAMESPACE"), leaderNS)})
+		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, WebhookPort: o.webhookPort, WebhookCertDir: o.webhookCertDir, Jobs: set, Home: cmp.Or(os.Getenv("POD_NAMESPACE"), leaderNS)})
 }
 
 func orAll(ns string) string {
@@ -85,5 +87,7 @@ docs/kubernetes.md tells how to install it.`,
 	f.DurationVar(&o.timeout, "job-timeout", 6*time.Hour, "a Job's deadline (activeDeadlineSeconds) when its object's spec.timeoutSeconds is not set (0: none)")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "serve controller-runtime's and ldp's metrics (ldp_windows, ldp_job_attempts_total, ldp_data_gate_blocks_total) here (0: off)")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", "0", "serve /healthz and /readyz here (0: off)")
+	f.IntVar(&o.webhookPort, "webhook-port", 0, "serve the validating admission webhook (ldp validate's checks at kubectl apply; config/webhook) on this port (0: off)")
+	f.StringVar(&o.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "the folder of the webhook's tls.crt and tls.key (cert-manager's Secret, mounted)")
 	return cmd
 }

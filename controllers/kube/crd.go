@@ -43,6 +43,9 @@ func CRDs() ([]apiextv1.CustomResourceDefinition, error) {
 			"timeoutSeconds": {Type: "integer", Format: "int64", Minimum: ptr(0.0),
 				Description: "How long a window's Job may run, pod start included (its activeDeadlineSeconds); ldp controller's --job-timeout when not set."},
 		}}
+		if kind == k8s.KindPipeline {
+			celRules(&spec)
+		}
 		if kind == k8s.KindWorkflow {
 			spec.Properties["tasks"] = c.convert(props["tasks"])
 			spec.Required = append(spec.Required, "tasks")
@@ -82,6 +85,19 @@ func CRDs() ([]apiextv1.CustomResourceDefinition, error) {
 		})
 	}
 	return out, nil
+}
+
+// celRules are the checks of ldp validate that CEL can say, in the CRD, so the API server
+// refuses them even with no webhook installed; the webhook (Problems) says the rest.
+func celRules(spec *apiextv1.JSONSchemaProps) {
+	md := spec.Properties["metadata"]
+	tgt := md.Properties["target"]
+	tgt.XValidations = append(tgt.XValidations, apiextv1.ValidationRule{
+		Rule:    "!has(self.write_mode) || self.write_mode != 'upsert' || has(self.join_cols)",
+		Message: "write_mode upsert needs target.join_cols: the columns that identify a row",
+	})
+	md.Properties["target"] = tgt
+	spec.Properties["metadata"] = md
 }
 
 func ptr[T any](v T) *T { return &v }

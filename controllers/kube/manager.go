@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
 )
@@ -46,7 +47,11 @@ type ManagerOptions struct {
 	// LeaseDuration and RetryPeriod tune the election (controller-runtime's defaults when 0).
 	LeaseDuration, RetryPeriod time.Duration
 	MetricsAddr, ProbeAddr     string
-	Jobs                       JobSettings
+	// WebhookPort serves the validating admission webhook (0: none) on WebhookHost, with the
+	// tls.crt and tls.key of WebhookCertDir (cert-manager's Secret, mounted).
+	WebhookPort                 int
+	WebhookHost, WebhookCertDir string
+	Jobs                        JobSettings
 	// Home is the controller's own namespace (where its Secret of credentials is); the
 	// messages that name it say ldp-system when it is not known.
 	Home string
@@ -105,9 +110,17 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 	if o.Namespace != "" {
 		mo.Cache.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
 	}
+	if o.WebhookPort > 0 {
+		mo.WebhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.WebhookCertDir})
+	}
 	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		return err
+	}
+	if o.WebhookPort > 0 {
+		// Every replica serves it, the leader or not: admission must answer while the lease moves.
+		mgr.GetWebhookServer().Register(ValidatePipelinePath, &webhook.Admission{Handler: Validator{Kind: k8s.KindPipeline}})
+		mgr.GetWebhookServer().Register(ValidateWorkflowPath, &webhook.Admission{Handler: Validator{Kind: k8s.KindWorkflow}})
 	}
 	if o.ProbeAddr != "0" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
