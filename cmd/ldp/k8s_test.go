@@ -35,6 +35,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -672,7 +673,11 @@ func TestKubernetes(t *testing.T) {
 		cl.runs.hold[ns] = true
 		cl.runs.mu.Unlock()
 		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-2) + "/" + day(-1)}},
-			Spec: k8s.Spec{Identifier: "orders_nostart", TimeoutSeconds: 600, Metadata: cl.pipelineMeta("orders_nostart", nil)}}
+			Spec: k8s.Spec{Identifier: "orders_nostart", TimeoutSeconds: 600, Metadata: cl.pipelineMeta("orders_nostart", nil),
+				JobTemplate: &k8s.JobTemplate{Labels: map[string]string{"team": "shop"}, NodeSelector: map[string]string{"pool": "batch"},
+					Tolerations: []corev1.Toleration{{Key: "batch", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					Resources:   &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}},
+					Env:         []corev1.EnvVar{{Name: "TZ", Value: "UTC"}}}}}
 		if err := cl.c.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -688,6 +693,17 @@ func TestKubernetes(t *testing.T) {
 		}
 		if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d != 600 {
 			t.Errorf("the Job's activeDeadlineSeconds is %v, want the spec's 600", d)
+		}
+		// The Job's pod carries the object's jobTemplate, and ldp's defaults: non-root, a
+		// read-only root file system.
+		ps, ctr := job.Spec.Template.Spec, job.Spec.Template.Spec.Containers[0]
+		if job.Spec.Template.Labels["team"] != "shop" || ps.NodeSelector["pool"] != "batch" || len(ps.Tolerations) != 1 ||
+			ctr.Resources.Limits.Memory().String() != "4Gi" || len(ctr.Env) != 1 || ctr.Env[0].Name != "TZ" {
+			t.Errorf("the Job's pod does not carry the jobTemplate: labels %v, nodeSelector %v, tolerations %v, resources %v, env %v",
+				job.Spec.Template.Labels, ps.NodeSelector, ps.Tolerations, ctr.Resources, ctr.Env)
+		}
+		if ps.SecurityContext == nil || !*ps.SecurityContext.RunAsNonRoot || ctr.SecurityContext == nil || !*ctr.SecurityContext.ReadOnlyRootFilesystem {
+			t.Errorf("the Job's pod security: %+v, container %+v", ps.SecurityContext, ctr.SecurityContext)
 		}
 		// The Job controller's pod, and the kubelet's verdict on it.
 		labels := map[string]string{batchv1.JobNameLabel: job.Name}

@@ -43,6 +43,7 @@ func CRDs() ([]apiextv1.CustomResourceDefinition, error) {
 			"timeoutSeconds": {Type: "integer", Format: "int64", Minimum: ptr(0.0),
 				Description: "How long a window's Job may run, pod start included (its activeDeadlineSeconds); ldp controller's --job-timeout when not set."},
 		}}
+		spec.Properties["jobTemplate"] = jobTemplateSchema()
 		if kind == k8s.KindPipeline {
 			celRules(&spec)
 		}
@@ -98,6 +99,33 @@ func celRules(spec *apiextv1.JSONSchemaProps) {
 	})
 	md.Properties["target"] = tgt
 	spec.Properties["metadata"] = md
+}
+
+// jobTemplateSchema is spec.jobTemplate's: the fields of a pod spec it takes, each checked
+// by the API server when it creates the Job (a pod spec's own schema is Kubernetes', not
+// repeated here).
+func jobTemplateSchema() apiextv1.JSONSchemaProps {
+	strings := apiextv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextv1.JSONSchemaProps{Type: "string"}}}
+	object := func(d string) apiextv1.JSONSchemaProps { o := open(); o.Type, o.Description = "object", d; return o }
+	list := func(d string) apiextv1.JSONSchemaProps {
+		item := object("")
+		return apiextv1.JSONSchemaProps{Type: "array", Description: d, Items: &apiextv1.JSONSchemaPropsOrArray{Schema: &item}}
+	}
+	return apiextv1.JSONSchemaProps{Type: "object",
+		Description: "The pod settings of the object's Jobs, in a pod spec's fields (the image is ldp controller's --image). A securityContext given replaces ldp's default: non-root, a read-only root file system, no privilege escalation, no capability.",
+		Properties: map[string]apiextv1.JSONSchemaProps{
+			"labels": withDescription(strings, "Added to the pods' labels."), "annotations": withDescription(strings, "The pods' annotations."),
+			"serviceAccountName":       {Type: "string", Description: "The pods' service account (ldp controller's --job-service-account when not set)."},
+			"nodeSelector":             withDescription(strings, "The pods' nodeSelector."),
+			"tolerations":              list("The pods' tolerations."),
+			"affinity":                 object("The pods' affinity."),
+			"resources":                object("The ldp container's resources (requests, limits)."),
+			"securityContext":          object("The pod's securityContext."),
+			"containerSecurityContext": object("The ldp container's securityContext."),
+			"env":                      list("Added to the ldp container's environment."),
+			"volumes":                  list("Added to the pods' volumes."),
+			"volumeMounts":             list("Added to the ldp container's volume mounts."),
+		}}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -300,5 +301,48 @@ func TestCRDSchemaIsClean(t *testing.T) {
 				t.Errorf("%s %s: no minLength, so the API server takes \"\"", c.Spec.Names.Kind, path)
 			}
 		}
+	}
+}
+
+// TestJobCarriesTheTemplate: a Job's pod runs with the object's jobTemplate (resources,
+// placement, identity, env, mounts), and by default as non-root on a read-only root file
+// system with a writable /tmp.
+func TestJobCarriesTheTemplate(t *testing.T) {
+	p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"}}
+	files := &SpecFiles{Main: "orders.json", Files: map[string][]byte{"orders.json": []byte("{}")}}
+	set := JobSettings{Image: "ldp:test", ServiceAccount: "ldp-jobs"}
+	pod := buildJob(p, files, "cm", "w", 1, set).Spec.Template
+	c := pod.Spec.Containers[0]
+	if sc := pod.Spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+		t.Errorf("the pod's default securityContext %+v is not non-root", sc)
+	}
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
+		t.Errorf("the container's default securityContext %+v", sc)
+	}
+	if len(c.VolumeMounts) != 2 || c.VolumeMounts[1].MountPath != "/tmp" || pod.Spec.ServiceAccountName != "ldp-jobs" {
+		t.Errorf("default mounts %+v, service account %q", c.VolumeMounts, pod.Spec.ServiceAccountName)
+	}
+
+	p.Spec.JobTemplate = &k8s.JobTemplate{
+		Labels: map[string]string{"team": "shop", LabelObject: "not-ours"}, ServiceAccountName: "shop-loader",
+		NodeSelector: map[string]string{"pool": "batch"},
+		Tolerations:  []corev1.Toleration{{Key: "batch", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		Resources:    &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}},
+		Env:          []corev1.EnvVar{{Name: "TZ", Value: "UTC"}},
+		Volumes:      []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+	}
+	pod = buildJob(p, files, "cm", "w", 1, set).Spec.Template
+	c = pod.Spec.Containers[0]
+	if pod.Labels["team"] != "shop" || pod.Labels[LabelObject] != "orders" || pod.Spec.ServiceAccountName != "shop-loader" ||
+		pod.Spec.NodeSelector["pool"] != "batch" || len(pod.Spec.Tolerations) != 1 || c.Resources.Limits.Memory().String() != "4Gi" {
+		t.Errorf("the template's settings are not on the pod: labels %v, account %q, nodeSelector %v, tolerations %v, resources %v",
+			pod.Labels, pod.Spec.ServiceAccountName, pod.Spec.NodeSelector, pod.Spec.Tolerations, c.Resources)
+	}
+	if len(c.Env) != 1 || len(c.VolumeMounts) != 3 || c.VolumeMounts[2].MountPath != "/data" || len(pod.Spec.Volumes) != 3 || c.Image != "ldp:test" {
+		t.Errorf("env %v, mounts %v, volumes %d, image %s", c.Env, c.VolumeMounts, len(pod.Spec.Volumes), c.Image)
+	}
+	if sc := c.SecurityContext; sc == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Error("a template without a securityContext loses the default")
 	}
 }
