@@ -25,8 +25,8 @@ type controllerOptions struct {
 }
 
 func (o *controllerOptions) Validate(cmd *cobra.Command, _ []string) error {
-	if o.image == "" {
-		return usageError(cmd, "--image is required: the ldp image the Jobs run, such as ghcr.io/you/ldp:0.2.0")
+	if o.image == "" && os.Getenv("POD_NAME") == "" {
+		return usageError(cmd, "--image is required outside a pod (in one, with POD_NAME set, the Jobs run the controller's own image): the ldp image the Jobs run, such as ghcr.io/you/ldp:0.2.0")
 	}
 	return nil
 }
@@ -43,7 +43,7 @@ func (o *controllerOptions) Run(ctx context.Context, s *streams) error {
 	}
 	fmt.Fprintf(s.Err, "ldp controller: reconciling Pipelines and Workflows (namespace %s, leader election %t)\n", orAll(o.namespace), o.leaderElection)
 	return kube.RunManager(ctx, kube.ManagerOptions{Namespace: o.namespace, LeaderElection: o.leaderElection, LeaderElectionNamespace: leaderNS,
-		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, WebhookPort: o.webhookPort, WebhookCertDir: o.webhookCertDir, Jobs: set, Home: cmp.Or(os.Getenv("POD_NAMESPACE"), leaderNS)})
+		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, WebhookPort: o.webhookPort, WebhookCertDir: o.webhookCertDir, Jobs: set, Home: cmp.Or(os.Getenv("POD_NAMESPACE"), leaderNS), PodName: os.Getenv("POD_NAME")})
 }
 
 func orAll(ns string) string {
@@ -76,7 +76,7 @@ docs/kubernetes.md tells how to install it.`,
 		RunE: runVerb(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.image, "image", os.Getenv("LDP_IMAGE"), "the image the Jobs run (default $LDP_IMAGE)")
+	f.StringVar(&o.image, "image", os.Getenv("LDP_IMAGE"), "the image the Jobs run (default $LDP_IMAGE, else the image of the controller's own pod, $POD_NAME)")
 	f.StringVar(&o.namespace, "namespace", "", "reconcile the objects of this namespace only (default: all)")
 	f.BoolVar(&o.leaderElection, "leader-elect", true, "elect one active manager among several replicas")
 	f.StringVar(&o.leaderNamespace, "leader-election-namespace", "", "where the election's Lease lives (default: --namespace, else $POD_NAMESPACE)")

@@ -536,6 +536,17 @@ func TestKubernetes(t *testing.T) {
 		if strings.Join(c.Command, " ") != "ldp controller" || !strings.Contains(strings.Join(c.Args, " "), "--env-secret ldp-catalog") {
 			t.Errorf("the Deployment runs %v %v", c.Command, c.Args)
 		}
+		// The image is set once (kustomize images:): the Jobs run the pod's own, found by POD_NAME.
+		podName := false
+		for _, e := range c.Env {
+			podName = podName || (e.Name == "POD_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name")
+			if e.Name == "LDP_IMAGE" {
+				t.Errorf("the Deployment sets the image twice: LDP_IMAGE=%s beside %s", e.Value, c.Image)
+			}
+		}
+		if !podName || c.Image != "ldp:latest" {
+			t.Errorf("the Deployment's image %s, POD_NAME from metadata.name: %t", c.Image, podName)
+		}
 		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 			t.Errorf("the Deployment's probes: readiness %+v, liveness %+v", c.ReadinessProbe, c.LivenessProbe)
 		}

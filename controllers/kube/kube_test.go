@@ -346,3 +346,21 @@ func TestJobCarriesTheTemplate(t *testing.T) {
 		t.Error("a template without a securityContext loses the default")
 	}
 }
+
+// TestImageOfPod: without --image, the Jobs run the controller's own pod's image, so the image
+// is set in one place (kustomize images:).
+func TestImageOfPod(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ldp-controller-7d9f", Namespace: "ldp-system"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "sidecar", Image: "proxy:1"}, {Name: "manager", Image: "ghcr.io/you/ldp:0.2.0"}}}}
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(pod).Build()
+	ctx := context.Background()
+	if img, err := ImageOfPod(ctx, c, "ldp-system", "ldp-controller-7d9f"); err != nil || img != "ghcr.io/you/ldp:0.2.0" {
+		t.Errorf("ImageOfPod: %q, %v; want the manager container's image", img, err)
+	}
+	if _, err := ImageOfPod(ctx, c, "ldp-system", ""); err == nil || !strings.Contains(err.Error(), "POD_NAME is not set") {
+		t.Errorf("without POD_NAME: %v", err)
+	}
+	if _, err := ImageOfPod(ctx, c, "ldp-system", "gone"); err == nil || !strings.Contains(err.Error(), "read the image of pod ldp-system/gone") {
+		t.Errorf("a pod that is not there: %v", err)
+	}
+}
