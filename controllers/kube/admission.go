@@ -50,10 +50,11 @@ func Problems(o k8s.Object) []string {
 	return ClusterCatalogProblems(o)
 }
 
-// ClusterCatalogProblems are the catalogs of an object (its metadata's, its tasks') that work on a laptop but not
-// on a cluster, where each window runs in a pod of its own with a read-only root file system:
-// a local catalog (a SQLite file in the warehouse folder), a sql catalog on a SQLite file, and
-// a sql catalog's warehouse that is a folder, not an object-store location. Each says the fix.
+// ClusterCatalogProblems are the catalogs of an object (its metadata's, its tasks') that work
+// on a laptop but not on a cluster, where each window runs in a pod of its own with a
+// read-only root file system: a local catalog (a SQLite file in the warehouse folder), a sql
+// catalog on a SQLite file, and a sql catalog's warehouse that is a folder, not an
+// object-store location. Each says the fix.
 func ClusterCatalogProblems(o k8s.Object) []string {
 	var out []string
 	var walk func(path string, v any)
