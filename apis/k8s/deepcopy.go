@@ -20,6 +20,31 @@ func (in *Spec) DeepCopyInto(out *Spec) {
 			in.Tasks[i].DeepCopyInto(&out.Tasks[i])
 		}
 	}
+	if in.JobTemplate != nil {
+		out.JobTemplate = new(JobTemplate)
+		in.JobTemplate.DeepCopyInto(out.JobTemplate)
+	}
+}
+
+func (in *JobTemplate) DeepCopyInto(out *JobTemplate) {
+	*out = *in
+	out.Labels, out.Annotations, out.NodeSelector = maps.Clone(in.Labels), maps.Clone(in.Annotations), maps.Clone(in.NodeSelector)
+	out.Tolerations = nil
+	for i := range in.Tolerations {
+		out.Tolerations = append(out.Tolerations, *in.Tolerations[i].DeepCopy())
+	}
+	out.Affinity, out.Resources = in.Affinity.DeepCopy(), in.Resources.DeepCopy()
+	out.SecurityContext, out.ContainerSecurityContext = in.SecurityContext.DeepCopy(), in.ContainerSecurityContext.DeepCopy()
+	out.Env, out.Volumes, out.VolumeMounts = nil, nil, nil
+	for i := range in.Env {
+		out.Env = append(out.Env, *in.Env[i].DeepCopy())
+	}
+	for i := range in.Volumes {
+		out.Volumes = append(out.Volumes, *in.Volumes[i].DeepCopy())
+	}
+	for i := range in.VolumeMounts {
+		out.VolumeMounts = append(out.VolumeMounts, *in.VolumeMounts[i].DeepCopy())
+	}
 }
 
 func (in *Status) DeepCopyInto(out *Status) {

@@ -4,6 +4,7 @@
 package k8s
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -66,6 +67,30 @@ type Spec struct {
 	// start, or a run that hangs, fails the attempt instead of holding the window forever.
 	// ldp controller's --job-timeout when 0.
 	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
+	// JobTemplate is how the object's pods run, beside what ldp controller sets itself.
+	JobTemplate *JobTemplate `json:"jobTemplate,omitempty"`
+}
+
+// JobTemplate holds the pod settings of an object's Jobs, in the fields of a pod spec (the
+// Spark operator's shape): a platform team's resources, placement, identity and mounts. The
+// image is not here: it is the controller's (--image), set once. A securityContext given
+// replaces ldp's default (non-root, a read-only root file system, no privilege escalation,
+// every capability dropped); the rest is added to ldp's own (labels, env, volumes).
+type JobTemplate struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// ServiceAccountName replaces ldp controller's --job-service-account.
+	ServiceAccountName string                       `json:"serviceAccountName,omitempty"`
+	NodeSelector       map[string]string            `json:"nodeSelector,omitempty"`
+	Tolerations        []corev1.Toleration          `json:"tolerations,omitempty"`
+	Affinity           *corev1.Affinity             `json:"affinity,omitempty"`
+	Resources          *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// SecurityContext is the pod's, ContainerSecurityContext the ldp container's.
+	SecurityContext          *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+	ContainerSecurityContext *corev1.SecurityContext    `json:"containerSecurityContext,omitempty"`
+	Env                      []corev1.EnvVar            `json:"env,omitempty"`
+	Volumes                  []corev1.Volume            `json:"volumes,omitempty"`
+	VolumeMounts             []corev1.VolumeMount       `json:"volumeMounts,omitempty"`
 }
 
 // Status is what ldp controller found at its last reconcile.

@@ -20,11 +20,13 @@ type controllerOptions struct {
 	envSecrets, envConfigMaps  []string
 	ttl, timeout               time.Duration
 	metricsAddr, probeAddr     string
+	webhookPort                int
+	webhookCertDir             string
 }
 
 func (o *controllerOptions) Validate(cmd *cobra.Command, _ []string) error {
-	if o.image == "" {
-		return usageError(cmd, "--image is required: the ldp image the Jobs run, such as ghcr.io/you/ldp:0.2.0")
+	if o.image == "" && os.Getenv("POD_NAME") == "" {
+		return usageError(cmd, "--image is required outside a pod (in one, with POD_NAME set, the Jobs run the controller's own image): the ldp image the Jobs run, such as ghcr.io/you/ldp:0.2.0")
 	}
 	return nil
 }
@@ -41,7 +43,7 @@ func (o *controllerOptions) Run(ctx context.Context, s *streams) error {
 	}
 	fmt.Fprintf(s.Err, "ldp controller: reconciling Pipelines and Workflows (namespace %s, leader election %t)\n", orAll(o.namespace), o.leaderElection)
 	return kube.RunManager(ctx, kube.ManagerOptions{Namespace: o.namespace, LeaderElection: o.leaderElection, LeaderElectionNamespace: leaderNS,
-		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, Jobs: set, Home: cmp.Or(os.Getenv("POD_NAMESPACE"), leaderNS)})
+		MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, WebhookPort: o.webhookPort, WebhookCertDir: o.webhookCertDir, Jobs: set, Home: cmp.Or(os.Getenv("POD_NAMESPACE"), leaderNS), PodName: os.Getenv("POD_NAME")})
 }
 
 func orAll(ns string) string {
@@ -74,7 +76,7 @@ docs/kubernetes.md tells how to install it.`,
 		RunE: runVerb(o, s),
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.image, "image", os.Getenv("LDP_IMAGE"), "the image the Jobs run (default $LDP_IMAGE)")
+	f.StringVar(&o.image, "image", os.Getenv("LDP_IMAGE"), "the image the Jobs run (default $LDP_IMAGE, else the image of the controller's own pod, $POD_NAME)")
 	f.StringVar(&o.namespace, "namespace", "", "reconcile the objects of this namespace only (default: all)")
 	f.BoolVar(&o.leaderElection, "leader-elect", true, "elect one active manager among several replicas")
 	f.StringVar(&o.leaderNamespace, "leader-election-namespace", "", "where the election's Lease lives (default: --namespace, else $POD_NAMESPACE)")
@@ -85,5 +87,7 @@ docs/kubernetes.md tells how to install it.`,
 	f.DurationVar(&o.timeout, "job-timeout", 6*time.Hour, "a Job's deadline (activeDeadlineSeconds) when its object's spec.timeoutSeconds is not set (0: none)")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "serve controller-runtime's and ldp's metrics (ldp_windows, ldp_job_attempts_total, ldp_data_gate_blocks_total) here (0: off)")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", "0", "serve /healthz and /readyz here (0: off)")
+	f.IntVar(&o.webhookPort, "webhook-port", 0, "serve the validating admission webhook (ldp validate's checks at kubectl apply; config/webhook) on this port (0: off)")
+	f.StringVar(&o.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "the folder of the webhook's tls.crt and tls.key (cert-manager's Secret, mounted)")
 	return cmd
 }

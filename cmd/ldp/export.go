@@ -28,6 +28,12 @@ func (o *exportK8sOptions) Run(_ context.Context, s *streams) error {
 	if len(objs) == 0 {
 		return fmt.Errorf("no workflow and no dataset config under %v to export", o.paths)
 	}
+	// A laptop's catalog is exported as written; the cluster's webhook refuses it, so say so now.
+	for _, obj := range objs {
+		for _, p := range kube.ClusterCatalogProblems(obj) {
+			fmt.Fprintf(s.Err, "warning: %s %s: %s\n", obj.Kind(), obj.GetName(), p)
+		}
+	}
 	return kube.WriteYAML(s.Out, objs)
 }
 
@@ -59,7 +65,9 @@ the body of its file. Names are the identifiers made Kubernetes names (daily_ord
 daily-orders; the identifier, which the idempotency keys are made of, stays in
 spec.identifier), and a workflow's task names the Pipeline object of the dataset config it
 named. Paths in a spec (a source file, a warehouse folder) are kept as written: on a cluster
-they must be object-store locations or paths the Jobs' image holds.`,
+they must be object-store locations or paths the Jobs' image holds. A catalog no pod can share
+(a local catalog, a sql catalog on a SQLite file or a warehouse folder) is exported with a
+warning: ldp controller's webhook refuses it.`,
 		Example: `  ldp export k8s config/ > ldp-objects.yaml && kubectl apply -f ldp-objects.yaml
   ldp export k8s workflow.json -n shop | kubectl apply -f -`,
 		Args: cobra.MinimumNArgs(1),

@@ -35,6 +35,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -67,7 +68,10 @@ func startCluster(t *testing.T) *cluster {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run make test-k8s, which builds kube-apiserver and etcd (hack/envtest/build.sh)")
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{"../../config/crd/bases"}, ErrorIfCRDPathMissing: true}
+	// The webhook configuration of config/webhook, pointed by envtest at the first manager's
+	// webhook server, with a certificate of its own.
+	env := &envtest.Environment{CRDDirectoryPaths: []string{"../../config/crd/bases"}, ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{"../../config/webhook/manifests.yaml"}}}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("start the API server: %v", err)
@@ -100,14 +104,15 @@ func startCluster(t *testing.T) *cluster {
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
 		wg.Add(1)
-		metrics, probes := "0", "0"
+		metrics, probes, webhookPort := "0", "0", 0
 		if i == 0 {
-			metrics, probes = cl.metrics, cl.probes
+			metrics, probes, webhookPort = cl.metrics, cl.probes, env.WebhookInstallOptions.LocalServingPort
 		}
 		go func() {
 			defer wg.Done()
 			err := kube.RunManager(ctx, kube.ManagerOptions{Config: cfg, LeaderElection: true, LeaderElectionNamespace: "default",
 				LeaseDuration: 4 * time.Second, RetryPeriod: 500 * time.Millisecond, MetricsAddr: metrics, ProbeAddr: probes, Home: "default",
+				WebhookPort: webhookPort, WebhookHost: env.WebhookInstallOptions.LocalServingHost, WebhookCertDir: env.WebhookInstallOptions.LocalServingCertDir,
 				Jobs: kube.JobSettings{Image: "ldp:test", EnvFrom: kube.EnvFrom([]string{"ldp-catalog"}, nil), Timeout: time.Hour},
 				Rand: func() float64 { return 0 }})
 			if err != nil && ctx.Err() == nil {
@@ -395,36 +400,59 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 
-	t.Run("an invalid object is Stalled with the validation message and gets no Job", func(t *testing.T) {
+	t.Run("kubectl apply of what ldp validate refuses is refused with its message", func(t *testing.T) {
 		ns := cl.namespace(t, "invalid")
+		local := map[string]any{"identifier": "shop", "warehouse_path": "warehouse"}
+		sqlite := map[string]any{"type": "sql", "uri": "catalog.db", "identifier": "shop", "warehouse_path": "s3://bucket/warehouse"}
+		fix := `use a catalog every pod reaches: {"type": "sql", "uri": "postgres://USER@HOST:PORT/DB", "warehouse_path": "s3://BUCKET/warehouse"} or {"type": "rest", "uri": "https://..."}`
+		denied := `admission webhook "vpipeline.ldp.dev" denied the request: `
+		for i, tc := range []struct {
+			extra map[string]any
+			want  string
+		}{
+			{map[string]any{"schedule": "5 0 * * *", "window": map[string]any{"size": "day", "column": "ordered_at", "timezone": "Europe/Londn"}},
+				denied + `spec.metadata.window.timezone: unknown time zone "Europe/Londn" (did you mean "Europe/London"?): use an IANA name such as "Europe/Paris", "America/New_York" or "UTC"`},
+			{map[string]any{"schedule": "5 25 * * *"},
+				denied + `spec.metadata.schedule: invalid cron expression "5 25 * * *": end of range (25) above maximum (23): 25`},
+			// The CRD's CEL rule: refused even where the webhook is not installed.
+			{map[string]any{"target": map[string]any{"name": "orders_bad", "format": "ICEBERG", "write_mode": "upsert", "catalog": cl.catalog("shop")}},
+				`Pipeline.ldp.dev "bad-2" is invalid: spec.metadata.target: Invalid value: write_mode upsert needs target.join_cols: the columns that identify a row`},
+			{map[string]any{"target": map[string]any{"name": "orders_bad", "format": "ICEBERG", "catalog": local}},
+				denied + "spec.metadata.target.catalog: a local catalog (a SQLite file in the warehouse folder) cannot work on a cluster, where each window runs in a pod of its own: " + fix},
+			{map[string]any{"target": map[string]any{"name": "orders_bad", "format": "ICEBERG", "catalog": sqlite}},
+				denied + "spec.metadata.target.catalog.uri: a sql catalog on a SQLite file (catalog.db) cannot work on a cluster, where each window runs in a pod of its own: " + fix},
+		} {
+			p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bad-%d", i), Namespace: ns}, Spec: k8s.Spec{Metadata: cl.pipelineMeta("orders_bad", tc.extra)}}
+			err := cl.c.Create(ctx, p)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("create: %v\nwant: %s", err, tc.want)
+			}
+		}
+		// An update is refused the same way, and the object stays as it was.
 		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns},
-			Spec: k8s.Spec{Metadata: cl.pipelineMeta("orders_bad", map[string]any{"schedule": "5 0 * * *", "window": map[string]any{"size": "day", "timezone": "Europe/Londn"}})}}
+			Spec: k8s.Spec{Identifier: "orders_invalid", Suspend: true, Metadata: cl.pipelineMeta("orders_invalid", map[string]any{"schedule": "5 0 * * *"})}}
 		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatalf("a valid Pipeline is refused: %v", err)
+		}
+		patch := client.MergeFrom(p.DeepCopy()) // no resourceVersion: the controller adds its finalizer meanwhile
+		p.Spec.Metadata = cl.pipelineMeta("orders_invalid", map[string]any{"schedule": "@dialy"})
+		if err := cl.c.Patch(ctx, p, patch); err == nil || !strings.HasPrefix(err.Error(), denied+`spec.metadata.schedule: `) {
+			t.Errorf("update to a bad schedule: %v", err)
+		}
+		// A Workflow whose task names a Pipeline that is not there (yet) is accepted, and
+		// Stalled until it is, with no Job.
+		md, _ := json.Marshal(map[string]any{"schedule": "5 0 * * *", "window": map[string]any{"size": "day"}})
+		wf := &k8s.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "daily", Namespace: ns}, Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: md},
+			Tasks: []apiextv1.JSON{{Raw: []byte(`{"id": "load", "pipeline": "absent"}`)}}}}
+		if err := cl.c.Create(ctx, wf); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(time.Minute)
-		for {
-			cl.c.Get(ctx, client.ObjectKeyFromObject(p), p)
-			var stalled *metav1.Condition
-			for i, c := range p.Status.Conditions {
-				if c.Type == k8s.ConditionStalled && c.Status == metav1.ConditionTrue {
-					stalled = &p.Status.Conditions[i]
-				}
-			}
-			if stalled != nil {
-				if !strings.Contains(stalled.Message, "Europe/London") || stalled.Reason != k8s.ReasonInvalidSpec {
-					t.Errorf("Stalled: %s: %s", stalled.Reason, stalled.Message)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("not Stalled: %+v", p.Status)
-			}
-			time.Sleep(200 * time.Millisecond)
+		c := cl.waitCondition(t, wf, k8s.ConditionStalled, k8s.ReasonInvalidSpec, time.Minute)
+		if want := "the tasks name Pipelines that do not exist in namespace invalid: absent"; c.Message != want {
+			t.Errorf("Stalled says %q, want %q", c.Message, want)
 		}
-		time.Sleep(time.Second)
-		if jobs := cl.jobsOf(t, ns, "orders"); len(jobs) != 0 {
-			t.Errorf("the invalid Pipeline has %d Jobs", len(jobs))
+		if jobs := cl.jobsOf(t, ns, "daily"); len(jobs) != 0 {
+			t.Errorf("the Stalled Workflow has %d Jobs", len(jobs))
 		}
 	})
 
@@ -508,6 +536,17 @@ func TestKubernetes(t *testing.T) {
 		if strings.Join(c.Command, " ") != "ldp controller" || !strings.Contains(strings.Join(c.Args, " "), "--env-secret ldp-catalog") {
 			t.Errorf("the Deployment runs %v %v", c.Command, c.Args)
 		}
+		// The image is set once (kustomize images:): the Jobs run the pod's own, found by POD_NAME.
+		podName := false
+		for _, e := range c.Env {
+			podName = podName || (e.Name == "POD_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name")
+			if e.Name == "LDP_IMAGE" {
+				t.Errorf("the Deployment sets the image twice: LDP_IMAGE=%s beside %s", e.Value, c.Image)
+			}
+		}
+		if !podName || c.Image != "ldp:latest" {
+			t.Errorf("the Deployment's image %s, POD_NAME from metadata.name: %t", c.Image, podName)
+		}
 		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 			t.Errorf("the Deployment's probes: readiness %+v, liveness %+v", c.ReadinessProbe, c.LivenessProbe)
 		}
@@ -525,11 +564,47 @@ func TestKubernetes(t *testing.T) {
 		}
 	})
 
+	t.Run("kustomize build config/with-webhook adds the webhook, its Service and certificate", func(t *testing.T) {
+		// Built, not created: cert-manager's kinds are not on this API server, and a webhook
+		// configuration whose Service has no pod would refuse every later Pipeline.
+		res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "../../config/with-webhook")
+		if err != nil {
+			t.Fatalf("kustomize build config/with-webhook: %v", err)
+		}
+		kinds := map[string]int{}
+		var args []string
+		mounted := false
+		for _, r := range res.Resources() {
+			kinds[r.GetKind()]++
+			if r.GetKind() == "Deployment" {
+				m, _ := r.Map()
+				var d appsv1.Deployment
+				b, _ := json.Marshal(m)
+				json.Unmarshal(b, &d)
+				args = d.Spec.Template.Spec.Containers[0].Args
+				for _, v := range d.Spec.Template.Spec.Volumes {
+					mounted = mounted || (v.Secret != nil && v.Secret.SecretName == "ldp-webhook-cert")
+				}
+			}
+		}
+		for _, k := range []string{"ValidatingWebhookConfiguration", "Service", "Certificate", "Issuer", "Deployment", "CustomResourceDefinition"} {
+			if kinds[k] == 0 {
+				t.Errorf("no %s in %v", k, kinds)
+			}
+		}
+		if a := strings.Join(args, " "); !strings.Contains(a, "--webhook-port 9443") || !strings.Contains(a, "--env-secret ldp-catalog") || !mounted {
+			t.Errorf("the Deployment runs %q, the certificate mounted: %t", a, mounted)
+		}
+	})
+
 	t.Run("ldp export k8s of the samples is accepted by the API server", func(t *testing.T) {
 		ns := cl.namespace(t, "samples")
 		var out, errb bytes.Buffer
 		if code := run(ctx, []string{"export", "k8s", "../../config/samples", "-n", ns}, &streams{Out: &out, Err: &errb, Getenv: os.Getenv}); code != 0 {
 			t.Fatalf("export: exit %d %s", code, errb.String())
+		}
+		if !strings.Contains(errb.String(), "warning: Pipeline daily-orders: spec.metadata.target.catalog: a local catalog") {
+			t.Errorf("export of local catalogs does not warn: %s", errb.String())
 		}
 		docs := strings.Split(out.String(), "\n---\n")
 		if len(docs) < 5 {
@@ -546,6 +621,13 @@ func TestKubernetes(t *testing.T) {
 				t.Fatalf("%v\n%s", err, d)
 			}
 			obj.(k8s.Object).GetSpec().Suspend = true // accepted, not run: the samples' paths are local
+			// The samples' catalogs are a laptop's, which the webhook refuses (and export warns
+			// of): the cluster's is the one change a team makes.
+			spec := obj.(k8s.Object).GetSpec()
+			spec.Metadata.Raw = sharedCatalogs(t, spec.Metadata.Raw, cl.catalog)
+			for i := range spec.Tasks {
+				spec.Tasks[i].Raw = sharedCatalogs(t, spec.Tasks[i].Raw, cl.catalog)
+			}
 			if err := cl.c.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
 				t.Errorf("the API server refuses %s %s: %v", tm.Kind, obj.GetName(), err)
 			}
@@ -602,7 +684,11 @@ func TestKubernetes(t *testing.T) {
 		cl.runs.hold[ns] = true
 		cl.runs.mu.Unlock()
 		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-2) + "/" + day(-1)}},
-			Spec: k8s.Spec{Identifier: "orders_nostart", TimeoutSeconds: 600, Metadata: cl.pipelineMeta("orders_nostart", nil)}}
+			Spec: k8s.Spec{Identifier: "orders_nostart", TimeoutSeconds: 600, Metadata: cl.pipelineMeta("orders_nostart", nil),
+				JobTemplate: &k8s.JobTemplate{Labels: map[string]string{"team": "shop"}, NodeSelector: map[string]string{"pool": "batch"},
+					Tolerations: []corev1.Toleration{{Key: "batch", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					Resources:   &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}},
+					Env:         []corev1.EnvVar{{Name: "TZ", Value: "UTC"}}}}}
 		if err := cl.c.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -618,6 +704,17 @@ func TestKubernetes(t *testing.T) {
 		}
 		if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d != 600 {
 			t.Errorf("the Job's activeDeadlineSeconds is %v, want the spec's 600", d)
+		}
+		// The Job's pod carries the object's jobTemplate, and ldp's defaults: non-root, a
+		// read-only root file system.
+		ps, ctr := job.Spec.Template.Spec, job.Spec.Template.Spec.Containers[0]
+		if job.Spec.Template.Labels["team"] != "shop" || ps.NodeSelector["pool"] != "batch" || len(ps.Tolerations) != 1 ||
+			ctr.Resources.Limits.Memory().String() != "4Gi" || len(ctr.Env) != 1 || ctr.Env[0].Name != "TZ" {
+			t.Errorf("the Job's pod does not carry the jobTemplate: labels %v, nodeSelector %v, tolerations %v, resources %v, env %v",
+				job.Spec.Template.Labels, ps.NodeSelector, ps.Tolerations, ctr.Resources, ctr.Env)
+		}
+		if ps.SecurityContext == nil || !*ps.SecurityContext.RunAsNonRoot || ctr.SecurityContext == nil || !*ctr.SecurityContext.ReadOnlyRootFilesystem {
+			t.Errorf("the Job's pod security: %+v, container %+v", ps.SecurityContext, ctr.SecurityContext)
 		}
 		// The Job controller's pod, and the kubelet's verdict on it.
 		labels := map[string]string{batchv1.JobNameLabel: job.Name}
@@ -778,4 +875,35 @@ func (cl *cluster) waitCondition(t *testing.T, obj k8s.Object, typ, reason strin
 			t.Fatalf("%s %s has no %s condition of reason %s after %s:\n%s", obj.Kind(), obj.GetName(), typ, reason, timeout, b)
 		}
 	}
+}
+
+// sharedCatalogs replaces every catalog block of a spec's JSON with the cluster's, for its
+// identifier.
+func sharedCatalogs(t *testing.T, raw []byte, catalog func(identifier string) map[string]any) []byte {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if cat, ok := e.(map[string]any); ok && k == "catalog" {
+					id, _ := cat["identifier"].(string)
+					v[k] = catalog(id)
+					continue
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	b, _ := json.Marshal(doc)
+	return b
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -42,6 +43,10 @@ func CRDs() ([]apiextv1.CustomResourceDefinition, error) {
 			"timeoutSeconds": {Type: "integer", Format: "int64", Minimum: ptr(0.0),
 				Description: "How long a window's Job may run, pod start included (its activeDeadlineSeconds); ldp controller's --job-timeout when not set."},
 		}}
+		spec.Properties["jobTemplate"] = jobTemplateSchema()
+		if kind == k8s.KindPipeline {
+			celRules(&spec)
+		}
 		if kind == k8s.KindWorkflow {
 			spec.Properties["tasks"] = c.convert(props["tasks"])
 			spec.Required = append(spec.Required, "tasks")
@@ -83,6 +88,46 @@ func CRDs() ([]apiextv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
+// celRules are the checks of ldp validate that CEL can say, in the CRD, so the API server
+// refuses them even with no webhook installed; the webhook (Problems) says the rest.
+func celRules(spec *apiextv1.JSONSchemaProps) {
+	md := spec.Properties["metadata"]
+	tgt := md.Properties["target"]
+	tgt.XValidations = append(tgt.XValidations, apiextv1.ValidationRule{
+		Rule:    "!has(self.write_mode) || self.write_mode != 'upsert' || has(self.join_cols)",
+		Message: "write_mode upsert needs target.join_cols: the columns that identify a row",
+	})
+	md.Properties["target"] = tgt
+	spec.Properties["metadata"] = md
+}
+
+// jobTemplateSchema is spec.jobTemplate's: the fields of a pod spec it takes, each checked
+// by the API server when it creates the Job (a pod spec's own schema is Kubernetes', not
+// repeated here).
+func jobTemplateSchema() apiextv1.JSONSchemaProps {
+	strings := apiextv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextv1.JSONSchemaProps{Type: "string"}}}
+	object := func(d string) apiextv1.JSONSchemaProps { o := open(); o.Type, o.Description = "object", d; return o }
+	list := func(d string) apiextv1.JSONSchemaProps {
+		item := object("")
+		return apiextv1.JSONSchemaProps{Type: "array", Description: d, Items: &apiextv1.JSONSchemaPropsOrArray{Schema: &item}}
+	}
+	return apiextv1.JSONSchemaProps{Type: "object",
+		Description: "The pod settings of the object's Jobs, in a pod spec's fields (the image is ldp controller's --image). A securityContext given replaces ldp's default: non-root, a read-only root file system, no privilege escalation, no capability.",
+		Properties: map[string]apiextv1.JSONSchemaProps{
+			"labels": withDescription(strings, "Added to the pods' labels."), "annotations": withDescription(strings, "The pods' annotations."),
+			"serviceAccountName":       {Type: "string", Description: "The pods' service account (ldp controller's --job-service-account when not set)."},
+			"nodeSelector":             withDescription(strings, "The pods' nodeSelector."),
+			"tolerations":              list("The pods' tolerations."),
+			"affinity":                 object("The pods' affinity."),
+			"resources":                object("The ldp container's resources (requests, limits)."),
+			"securityContext":          object("The pod's securityContext."),
+			"containerSecurityContext": object("The ldp container's securityContext."),
+			"env":                      list("Added to the ldp container's environment."),
+			"volumes":                  list("Added to the pods' volumes."),
+			"volumeMounts":             list("Added to the ldp container's volume mounts."),
+		}}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func withDescription(s apiextv1.JSONSchemaProps, d string) apiextv1.JSONSchemaProps {
@@ -120,7 +165,7 @@ func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
 			return open()
 		}
 		out := c.convert(c.defs[strings.TrimPrefix(ref, "#/$defs/")])
-		if d, ok := s["description"].(string); ok {
+		if d, ok := description(s); ok {
 			out.Description = d
 		}
 		return out
@@ -128,7 +173,7 @@ func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
 	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
 		if branches, ok := s[k].([]any); ok {
 			out := c.union(k, branches)
-			if d, ok := s["description"].(string); ok {
+			if d, ok := description(s); ok {
 				out.Description = d
 			}
 			if t, ok := s["type"].(string); ok && out.Type == "" && out.XPreserveUnknownFields == nil {
@@ -138,7 +183,7 @@ func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
 		}
 	}
 	var out apiextv1.JSONSchemaProps
-	out.Description, _ = s["description"].(string)
+	out.Description, _ = description(s)
 	switch t := s["type"].(type) {
 	case string:
 		out.Type = t
@@ -182,6 +227,10 @@ func (c *converter) convert(v any) apiextv1.JSONSchemaProps {
 	if n, ok := s["minLength"].(float64); ok {
 		i := int64(n)
 		out.MinLength = &i
+	}
+	// CUE's #NonEmpty (string & !="") exports as not: {const: ""}; OpenAPI says it so.
+	if not := asMap(s["not"]); out.Type == "string" && not != nil && not["const"] == "" && out.MinLength == nil {
+		out.MinLength = ptr(int64(1))
 	}
 	if n, ok := s["maxLength"].(float64); ok {
 		i := int64(n)
@@ -318,6 +367,26 @@ func (c *converter) union(op string, branches []any) apiextv1.JSONSchemaProps {
 		}
 	}
 	return out
+}
+
+// definitionDoc is the start of a CUE definition's doc comment ("#NonEmpty is a string ...").
+var definitionDoc = regexp.MustCompile(`^#[A-Za-z0-9_]+\s+(is\s+)?`)
+
+// description is a schema node's description as a CRD shows it: a CUE definition's doc comment
+// names the definition, an internal name kubectl explain must not show, so the name goes
+// ("#NonEmpty is a string with ..." reads "A string with ...").
+func description(s map[string]any) (string, bool) {
+	d, ok := s["description"].(string)
+	if !ok {
+		return "", false
+	}
+	if loc := definitionDoc.FindStringIndex(d); loc != nil {
+		d = d[loc[1]:]
+		if d != "" {
+			d = strings.ToUpper(d[:1]) + d[1:]
+		}
+	}
+	return d, true
 }
 
 func isNumber(t string) bool { return t == "number" || t == "integer" }

@@ -112,7 +112,7 @@ func buildJob(o k8s.Object, files *SpecFiles, cm string, window string, attempt 
 		deadline = ptr(int64(set.Timeout.Seconds()))
 	}
 	backoff := int32(0)
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: reconcile.JobName(o.Kind(), o.GetNamespace(), o.GetName(), window, attempt), Namespace: o.GetNamespace(),
 			Labels: labels, Annotations: map[string]string{AnnotWindow: window, AnnotRunID: runID},
@@ -132,17 +132,58 @@ func buildJob(o k8s.Object, files *SpecFiles, cm string, window string, attempt 
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
 					ServiceAccountName: set.ServiceAccount,
+					SecurityContext:    &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 					Containers: []corev1.Container{{
 						Name: Container, Image: set.Image, Command: []string{"ldp"}, Args: args, EnvFrom: set.EnvFrom,
-						VolumeMounts: []corev1.VolumeMount{{Name: "spec", MountPath: SpecMount, ReadOnly: true}},
+						SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr(true), AllowPrivilegeEscalation: ptr(false),
+							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+						// The root file system is read-only: DuckDB's spill files and ldp's
+						// scratch go to /tmp, a volume of the pod's own.
+						VolumeMounts: []corev1.VolumeMount{{Name: "spec", MountPath: SpecMount, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}},
 					}},
 					Volumes: []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 						LocalObjectReference: corev1.LocalObjectReference{Name: cm},
-					}}}},
+					}}}, {Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				},
 			},
 		},
 	}
+	applyTemplate(&job.Spec.Template, o.GetSpec().JobTemplate)
+	return job
+}
+
+// applyTemplate puts an object's pod settings on its Job's pod: ldp's labels, arguments and
+// spec mount stay, a securityContext given replaces ldp's default, the rest is added.
+func applyTemplate(pod *corev1.PodTemplateSpec, t *k8s.JobTemplate) {
+	if t == nil {
+		return
+	}
+	labels := maps.Clone(t.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, pod.Labels) // ldp's labels find the pods: they win
+	pod.Labels = labels
+	if len(t.Annotations) > 0 {
+		pod.Annotations = maps.Clone(t.Annotations)
+	}
+	ps, c := &pod.Spec, &pod.Spec.Containers[0]
+	if t.ServiceAccountName != "" {
+		ps.ServiceAccountName = t.ServiceAccountName
+	}
+	ps.NodeSelector, ps.Tolerations, ps.Affinity = maps.Clone(t.NodeSelector), slices.Clone(t.Tolerations), t.Affinity.DeepCopy()
+	if t.SecurityContext != nil {
+		ps.SecurityContext = t.SecurityContext.DeepCopy()
+	}
+	if t.ContainerSecurityContext != nil {
+		c.SecurityContext = t.ContainerSecurityContext.DeepCopy()
+	}
+	if t.Resources != nil {
+		c.Resources = *t.Resources.DeepCopy()
+	}
+	c.Env = append(c.Env, t.Env...)
+	c.VolumeMounts = append(c.VolumeMounts, t.VolumeMounts...)
+	ps.Volumes = append(ps.Volumes, t.Volumes...)
 }
 
 // exitCode reads the exit code a pod failure policy's verdict names in a Failed condition

@@ -7,18 +7,25 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
 	"github.com/ldp-dev/ldp/reconcile"
@@ -221,5 +228,139 @@ func TestPlanHintNamesTheControllersSecret(t *testing.T) {
 	}
 	if msg := r.planHint(obj, errors.New("window.size: bad")); msg != "window.size: bad" {
 		t.Errorf("a plan error that is not about credentials became %q", msg)
+	}
+}
+
+// TestConflictIsRetriedQuietly: a 409 on the status write (the object changed since the cache
+// read it) is a routine retry, not an error controller-runtime logs as "Reconciler error".
+func TestConflictIsRetriedQuietly(t *testing.T) {
+	p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"},
+		Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(`{"schedule": "5 0 * * *"}`)}}} // invalid: no source, no target
+	conflicts := 0
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(p).WithStatusSubresource(&k8s.Pipeline{}).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			conflicts++
+			return apierrors.NewConflict(schema.GroupResource{Group: k8s.Group, Resource: "pipelines"}, o.GetName(), errors.New("the object has been modified"))
+		}}).Build()
+	var logged []string
+	ctx := log.IntoContext(context.Background(), funcr.New(func(prefix, args string) { logged = append(logged, prefix+args) }, funcr.Options{Verbosity: 1}))
+	r := &Reconciler{Client: c, Kind: k8s.KindPipeline, Jobs: JobSettings{Image: "ldp:test"}}
+	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "orders"}})
+	if err != nil || res.RequeueAfter <= 0 || conflicts != 1 {
+		t.Fatalf("Reconcile after a conflict: %+v, %v (%d status writes), want a quiet requeue", res, err, conflicts)
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], `"level"=1`) || !strings.Contains(logged[0], "the object has been modified") {
+		t.Errorf("logged %q, want one debug line with the conflict", logged)
+	}
+}
+
+// TestCRDSchemaIsClean: kubectl explain shows no internal name of the CUE schema (a
+// "#NonEmpty is ..." leaked), and a string the schema says must not be empty has minLength,
+// so the API server refuses "" at kubectl apply.
+func TestCRDSchemaIsClean(t *testing.T) {
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	internal := regexp.MustCompile(`(^|[^A-Za-z0-9_])#[A-Z][A-Za-z0-9_]*`)
+	for _, c := range crds {
+		root := c.Spec.Versions[0].Schema.OpenAPIV3Schema
+		var walk func(path string, s *apiextv1.JSONSchemaProps)
+		walk = func(path string, s *apiextv1.JSONSchemaProps) {
+			if m := internal.FindString(s.Description); m != "" {
+				t.Errorf("%s %s: its description names %q: %s", c.Spec.Names.Kind, path, strings.TrimSpace(m), s.Description)
+			}
+			for k, p := range s.Properties {
+				walk(path+"."+k, &p)
+			}
+			if s.Items != nil && s.Items.Schema != nil {
+				walk(path+"[]", s.Items.Schema)
+			}
+			if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+				walk(path+"{}", s.AdditionalProperties.Schema)
+			}
+		}
+		walk("", root)
+		at := func(path string) *apiextv1.JSONSchemaProps {
+			s := root
+			for _, k := range strings.Split(path, ".") {
+				p, ok := s.Properties[k]
+				if !ok {
+					t.Fatalf("%s: no %s in the CRD", c.Spec.Names.Kind, path)
+				}
+				s = &p
+			}
+			return s
+		}
+		nonEmpty := []string{"spec.metadata.schedule"}
+		if c.Spec.Names.Kind == k8s.KindPipeline {
+			nonEmpty = append(nonEmpty, "spec.metadata.source.path", "spec.metadata.target.catalog.uri")
+		}
+		for _, path := range nonEmpty {
+			if s := at(path); s.MinLength == nil || *s.MinLength < 1 {
+				t.Errorf("%s %s: no minLength, so the API server takes \"\"", c.Spec.Names.Kind, path)
+			}
+		}
+	}
+}
+
+// TestJobCarriesTheTemplate: a Job's pod runs with the object's jobTemplate (resources,
+// placement, identity, env, mounts), and by default as non-root on a read-only root file
+// system with a writable /tmp.
+func TestJobCarriesTheTemplate(t *testing.T) {
+	p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"}}
+	files := &SpecFiles{Main: "orders.json", Files: map[string][]byte{"orders.json": []byte("{}")}}
+	set := JobSettings{Image: "ldp:test", ServiceAccount: "ldp-jobs"}
+	pod := buildJob(p, files, "cm", "w", 1, set).Spec.Template
+	c := pod.Spec.Containers[0]
+	if sc := pod.Spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+		t.Errorf("the pod's default securityContext %+v is not non-root", sc)
+	}
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
+		t.Errorf("the container's default securityContext %+v", sc)
+	}
+	if len(c.VolumeMounts) != 2 || c.VolumeMounts[1].MountPath != "/tmp" || pod.Spec.ServiceAccountName != "ldp-jobs" {
+		t.Errorf("default mounts %+v, service account %q", c.VolumeMounts, pod.Spec.ServiceAccountName)
+	}
+
+	p.Spec.JobTemplate = &k8s.JobTemplate{
+		Labels: map[string]string{"team": "shop", LabelObject: "not-ours"}, ServiceAccountName: "shop-loader",
+		NodeSelector: map[string]string{"pool": "batch"},
+		Tolerations:  []corev1.Toleration{{Key: "batch", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		Resources:    &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}},
+		Env:          []corev1.EnvVar{{Name: "TZ", Value: "UTC"}},
+		Volumes:      []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+	}
+	pod = buildJob(p, files, "cm", "w", 1, set).Spec.Template
+	c = pod.Spec.Containers[0]
+	if pod.Labels["team"] != "shop" || pod.Labels[LabelObject] != "orders" || pod.Spec.ServiceAccountName != "shop-loader" ||
+		pod.Spec.NodeSelector["pool"] != "batch" || len(pod.Spec.Tolerations) != 1 || c.Resources.Limits.Memory().String() != "4Gi" {
+		t.Errorf("the template's settings are not on the pod: labels %v, account %q, nodeSelector %v, tolerations %v, resources %v",
+			pod.Labels, pod.Spec.ServiceAccountName, pod.Spec.NodeSelector, pod.Spec.Tolerations, c.Resources)
+	}
+	if len(c.Env) != 1 || len(c.VolumeMounts) != 3 || c.VolumeMounts[2].MountPath != "/data" || len(pod.Spec.Volumes) != 3 || c.Image != "ldp:test" {
+		t.Errorf("env %v, mounts %v, volumes %d, image %s", c.Env, c.VolumeMounts, len(pod.Spec.Volumes), c.Image)
+	}
+	if sc := c.SecurityContext; sc == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Error("a template without a securityContext loses the default")
+	}
+}
+
+// TestImageOfPod: without --image, the Jobs run the controller's own pod's image, so the image
+// is set in one place (kustomize images:).
+func TestImageOfPod(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ldp-controller-7d9f", Namespace: "ldp-system"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "sidecar", Image: "proxy:1"}, {Name: "manager", Image: "ghcr.io/you/ldp:0.2.0"}}}}
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(pod).Build()
+	ctx := context.Background()
+	if img, err := ImageOfPod(ctx, c, "ldp-system", "ldp-controller-7d9f"); err != nil || img != "ghcr.io/you/ldp:0.2.0" {
+		t.Errorf("ImageOfPod: %q, %v; want the manager container's image", img, err)
+	}
+	if _, err := ImageOfPod(ctx, c, "ldp-system", ""); err == nil || !strings.Contains(err.Error(), "POD_NAME is not set") {
+		t.Errorf("without POD_NAME: %v", err)
+	}
+	if _, err := ImageOfPod(ctx, c, "ldp-system", "gone"); err == nil || !strings.Contains(err.Error(), "read the image of pod ldp-system/gone") {
+		t.Errorf("a pod that is not there: %v", err)
 	}
 }

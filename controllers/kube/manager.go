@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
 )
@@ -46,10 +47,17 @@ type ManagerOptions struct {
 	// LeaseDuration and RetryPeriod tune the election (controller-runtime's defaults when 0).
 	LeaseDuration, RetryPeriod time.Duration
 	MetricsAddr, ProbeAddr     string
-	Jobs                       JobSettings
+	// WebhookPort serves the validating admission webhook (0: none) on WebhookHost, with the
+	// tls.crt and tls.key of WebhookCertDir (cert-manager's Secret, mounted).
+	WebhookPort                 int
+	WebhookHost, WebhookCertDir string
+	Jobs                        JobSettings
 	// Home is the controller's own namespace (where its Secret of credentials is); the
 	// messages that name it say ldp-system when it is not known.
 	Home string
+	// PodName is the controller's own pod (in Home): when Jobs.Image is not set, the Jobs run
+	// the image this pod runs, so a kustomize images: entry sets both at once.
+	PodName string
 	// Now and Rand are seams for tests.
 	Now  func() time.Time
 	Rand func() float64
@@ -71,6 +79,15 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 		var err error
 		if cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig(); err != nil {
 			return fmt.Errorf("reach the API server: %w (set KUBECONFIG, or run in a pod with a service account)", err)
+		}
+	}
+	if o.Jobs.Image == "" {
+		c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+		if err != nil {
+			return err
+		}
+		if o.Jobs.Image, err = ImageOfPod(ctx, c, o.Home, o.PodName); err != nil {
+			return fmt.Errorf("the image the Jobs run: --image is not set, and %w", err)
 		}
 	}
 	if o.MetricsAddr == "" {
@@ -105,9 +122,17 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 	if o.Namespace != "" {
 		mo.Cache.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
 	}
+	if o.WebhookPort > 0 {
+		mo.WebhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.WebhookCertDir})
+	}
 	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		return err
+	}
+	if o.WebhookPort > 0 {
+		// Every replica serves it, the leader or not: admission must answer while the lease moves.
+		mgr.GetWebhookServer().Register(ValidatePipelinePath, &webhook.Admission{Handler: Validator{Kind: k8s.KindPipeline}})
+		mgr.GetWebhookServer().Register(ValidateWorkflowPath, &webhook.Admission{Handler: Validator{Kind: k8s.KindWorkflow}})
 	}
 	if o.ProbeAddr != "0" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -143,6 +168,27 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// ImageOfPod is the image a pod's manager container runs (its first container's, if none is
+// named manager): the controller's own, which its Jobs run too.
+func ImageOfPod(ctx context.Context, c client.Reader, namespace, name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("POD_NAME is not set to read the controller's own image from (set --image, or POD_NAME from metadata.name)")
+	}
+	var pod corev1.Pod
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &pod); err != nil {
+		return "", fmt.Errorf("read the image of pod %s/%s: %w", namespace, name, err)
+	}
+	for _, ctr := range pod.Spec.Containers {
+		if ctr.Name == "manager" {
+			return ctr.Image, nil
+		}
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return "", fmt.Errorf("pod %s/%s has no container to read the image of", namespace, name)
+	}
+	return pod.Spec.Containers[0].Image, nil
 }
 
 // workflowsNaming maps a Pipeline to the Workflows of its namespace whose tasks name it.

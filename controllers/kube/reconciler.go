@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -44,8 +45,24 @@ type Reconciler struct {
 	Rand func() float64
 }
 
-// Reconcile is one pass over one object.
+// Reconcile is one pass over one object. A conflict (409: the object changed since the cache
+// read it, as when ldp backfill --cluster adds a range or the other replica wrote first) is
+// routine: the pass runs again at once on the newer object, logged at debug level, not as
+// controller-runtime's "Reconciler error".
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.pass(ctx, req)
+	if apierrors.IsConflict(err) {
+		log.FromContext(ctx).V(1).Info("the object changed during the pass; reconciling it again", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return res, err
+}
+
+// conflictRetry is how soon a pass that met a conflict runs again: the cache has the newer
+// object within moments.
+const conflictRetry = 200 * time.Millisecond
+
+func (r *Reconciler) pass(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
