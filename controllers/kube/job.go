@@ -135,6 +135,9 @@ func buildJob(o k8s.Object, files *SpecFiles, cm string, window string, attempt 
 					SecurityContext:    &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 					Containers: []corev1.Container{{
 						Name: Container, Image: set.Image, Command: []string{"ldp"}, Args: args, EnvFrom: set.EnvFrom,
+						// Anything that writes under $HOME (DuckDB's home directory, caches)
+						// writes to the pod's /tmp, not the read-only root.
+						Env: []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
 						SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr(true), AllowPrivilegeEscalation: ptr(false),
 							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 						// The root file system is read-only: DuckDB's spill files and ldp's

@@ -322,6 +322,9 @@ func TestJobCarriesTheTemplate(t *testing.T) {
 	if len(c.VolumeMounts) != 2 || c.VolumeMounts[1].MountPath != "/tmp" || pod.Spec.ServiceAccountName != "ldp-jobs" {
 		t.Errorf("default mounts %+v, service account %q", c.VolumeMounts, pod.Spec.ServiceAccountName)
 	}
+	if len(c.Env) == 0 || c.Env[0].Name != "HOME" || c.Env[0].Value != "/tmp" {
+		t.Errorf("env %+v: HOME must be the writable /tmp on a read-only root", c.Env)
+	}
 
 	p.Spec.JobTemplate = &k8s.JobTemplate{
 		Labels: map[string]string{"team": "shop", LabelObject: "not-ours"}, ServiceAccountName: "shop-loader",
@@ -339,7 +342,7 @@ func TestJobCarriesTheTemplate(t *testing.T) {
 		t.Errorf("the template's settings are not on the pod: labels %v, account %q, nodeSelector %v, tolerations %v, resources %v",
 			pod.Labels, pod.Spec.ServiceAccountName, pod.Spec.NodeSelector, pod.Spec.Tolerations, c.Resources)
 	}
-	if len(c.Env) != 1 || len(c.VolumeMounts) != 3 || c.VolumeMounts[2].MountPath != "/data" || len(pod.Spec.Volumes) != 3 || c.Image != "ldp:test" {
+	if len(c.Env) != 2 || c.Env[1].Name != "TZ" || len(c.VolumeMounts) != 3 || c.VolumeMounts[2].MountPath != "/data" || len(pod.Spec.Volumes) != 3 || c.Image != "ldp:test" {
 		t.Errorf("env %v, mounts %v, volumes %d, image %s", c.Env, c.VolumeMounts, len(pod.Spec.Volumes), c.Image)
 	}
 	if sc := c.SecurityContext; sc == nil || !*sc.ReadOnlyRootFilesystem {
