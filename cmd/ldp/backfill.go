@@ -108,7 +108,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 	case quiet:
 	case o.bo.DryRun:
 		for _, w := range res.Windows {
-			fmt.Fprintf(s.Out, "%s/%s  %-9s  %s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "))
+			fmt.Fprintf(s.Out, "%s/%s  %-9s  %s%s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "), inZone(wf.Window.Location, w.Start, w.End))
 		}
 	default:
 		fmt.Fprintf(s.Out, "%s: %d %s: %s\n", res.Workflow, len(res.Windows), plural(len(res.Windows), "window", "windows"), counts(res.Counts))

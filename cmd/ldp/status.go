@@ -88,13 +88,14 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			fmt.Fprintf(s.Out, "  next fire   %s%s\n", ob.NextFire, inZone(loc, ob.NextFire))
 		}
 		if ob.End != "" {
-			fmt.Fprintf(s.Out, "  ends        %s: no window after it is expected\n", ob.End)
+			fmt.Fprintf(s.Out, "  ends        %s%s: no window after it is expected\n", ob.End, localTime(loc, ob.End))
 		}
 		if ob.Backfill != "" {
 			fmt.Fprintf(s.Out, "  missed      %d %s: %s\n", len(ob.Missed), plural(len(ob.Missed), "window", "windows"), ob.Backfill)
 		}
 		for _, h := range ob.Held {
-			fmt.Fprintf(s.Out, "  held        %s: %s\n", h.Window, h.Message)
+			start, end, _ := strings.Cut(h.Window, "/")
+			fmt.Fprintf(s.Out, "  held        %s%s: %s\n", h.Window, inZone(loc, start, end), h.Message)
 		}
 	}
 	if len(rep.Invalid) > 0 {
