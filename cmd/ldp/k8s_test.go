@@ -706,10 +706,10 @@ func TestKubernetes(t *testing.T) {
 			t.Errorf("the Job's activeDeadlineSeconds is %v, want the spec's 600", d)
 		}
 		// The Job's pod carries the object's jobTemplate, and ldp's defaults: non-root, a
-		// read-only root file system.
+		// read-only root file system with HOME on the pod's /tmp.
 		ps, ctr := job.Spec.Template.Spec, job.Spec.Template.Spec.Containers[0]
 		if job.Spec.Template.Labels["team"] != "shop" || ps.NodeSelector["pool"] != "batch" || len(ps.Tolerations) != 1 ||
-			ctr.Resources.Limits.Memory().String() != "4Gi" || len(ctr.Env) != 1 || ctr.Env[0].Name != "TZ" {
+			ctr.Resources.Limits.Memory().String() != "4Gi" || len(ctr.Env) != 2 || ctr.Env[0].Name != "HOME" || ctr.Env[1].Name != "TZ" {
 			t.Errorf("the Job's pod does not carry the jobTemplate: labels %v, nodeSelector %v, tolerations %v, resources %v, env %v",
 				job.Spec.Template.Labels, ps.NodeSelector, ps.Tolerations, ctr.Resources, ctr.Env)
 		}
