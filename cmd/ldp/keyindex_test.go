@@ -170,17 +170,7 @@ func TestEightProcessesKeepEveryKeyInTheIndex(t *testing.T) {
 // snapshots, and the ledger that remembered the runs is gone (another machine ticks the
 // folder): the next tick finds every window done in the key index and publishes nothing again.
 func TestCatchUpAfterExpiry(t *testing.T) {
-	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
-	os.MkdirAll(filepath.Join(l.dir, "shop", "drops"), 0o755)
-	l.write(t, "shop/daily.json", `{"kind": "Workflow", "identifier": "daily",
- "metadata": {"schedule": "5 2 * * *", "window": {"size": "day"}, "catchup": true, "start": "2026-08-01"},
- "tasks": [{"id": "orders", "pipeline": "orders.json"}]}`)
-	l.write(t, "shop/orders.json", `{"identifier": "orders", "metadata": {"window": {"size": "day"},
-  "source": {"format": "CSV", "path": "drops/orders_{window_start:%Y-%m-%d}.csv"},
-  "target": {"name": "orders", "format": "ICEBERG", "write_mode": "append", "catalog": {"identifier": "shop"}}}}`)
-	for d := 1; d <= 4; d++ {
-		l.write(t, fmt.Sprintf("shop/drops/orders_2026-08-%02d.csv", d), fmt.Sprintf("order_id,amount\n%d,%d\n", d, 10*d))
-	}
+	l := catchUpShop(t, 4)
 	tick := func() string {
 		t.Helper()
 		code, out, errs := l.run(t, nil, "schedule", "tick", "shop", "--now", "2026-08-05T02:05:00Z")
@@ -204,4 +194,22 @@ func TestCatchUpAfterExpiry(t *testing.T) {
 	if strings.Contains(out, "daily 2026-08") {
 		t.Errorf("the tick after expiry ran windows again:\n%s", out)
 	}
+}
+
+// catchUpShop is a folder with a daily catch-up workflow from 1 August 2026 over an append
+// pipeline, and the drop files of its first days.
+func catchUpShop(t *testing.T, days int) *lakeDir {
+	t.Helper()
+	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
+	os.MkdirAll(filepath.Join(l.dir, "shop", "drops"), 0o755)
+	l.write(t, "shop/daily.json", `{"kind": "Workflow", "identifier": "daily",
+ "metadata": {"schedule": "5 2 * * *", "window": {"size": "day"}, "catchup": true, "start": "2026-08-01"},
+ "tasks": [{"id": "orders", "pipeline": "orders.json"}]}`)
+	l.write(t, "shop/orders.json", `{"identifier": "orders", "metadata": {"window": {"size": "day"},
+  "source": {"format": "CSV", "path": "drops/orders_{window_start:%Y-%m-%d}.csv"},
+  "target": {"name": "orders", "format": "ICEBERG", "write_mode": "append", "catalog": {"identifier": "shop"}}}}`)
+	for d := 1; d <= days; d++ {
+		l.write(t, fmt.Sprintf("shop/drops/orders_2026-08-%02d.csv", d), fmt.Sprintf("order_id,amount\n%d,%d\n", d, 10*d))
+	}
+	return l
 }

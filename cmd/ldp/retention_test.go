@@ -138,17 +138,7 @@ func TestExpiryOffForPythonWarehouses(t *testing.T) {
 // gone (another machine ticks the folder), ldp status and ldp diff find every window done and
 // the next tick runs none.
 func TestCatchUpOverAutomaticallyExpiredWindows(t *testing.T) {
-	l := &lakeDir{dir: t.TempDir(), ldp: ldpCommand(t)}
-	os.MkdirAll(filepath.Join(l.dir, "shop", "drops"), 0o755)
-	l.write(t, "shop/daily.json", `{"kind": "Workflow", "identifier": "daily",
- "metadata": {"schedule": "5 2 * * *", "window": {"size": "day"}, "catchup": true, "start": "2026-08-01"},
- "tasks": [{"id": "orders", "pipeline": "orders.json"}]}`)
-	l.write(t, "shop/orders.json", `{"identifier": "orders", "metadata": {"window": {"size": "day"},
-  "source": {"format": "CSV", "path": "drops/orders_{window_start:%Y-%m-%d}.csv"},
-  "target": {"name": "orders", "format": "ICEBERG", "write_mode": "append", "catalog": {"identifier": "shop"}}}}`)
-	for d := 1; d <= 8; d++ {
-		l.write(t, fmt.Sprintf("shop/drops/orders_2026-08-%02d.csv", d), fmt.Sprintf("order_id,amount\n%d,%d\n", d, 10*d))
-	}
+	l := catchUpShop(t, 8)
 	tick := func(now string) string {
 		t.Helper()
 		code, out, errs := l.run(t, nil, "schedule", "tick", "shop", "--now", now)

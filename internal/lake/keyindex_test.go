@@ -71,10 +71,7 @@ func TestExpiredKeysStayDone(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t)
 			f.batch(t, rideCols, rideVals)
-			wo := WriteOptions{Mode: mode}
-			if mode == Upsert {
-				wo.JoinCols = []string{"ride_id"}
-			}
+			wo := rideWrite(mode)
 			first := map[string]int64{}
 			for _, k := range []string{"k1", "k2", "k3"} {
 				first[k] = f.publish(t, PublishOptions{Key: k, RunID: "run-" + k, WriteOptions: wo}).SnapshotID
@@ -297,4 +294,13 @@ func TestSpecHashesSurviveExpiry(t *testing.T) {
 	if got := SpecHashes(mustLoad(t, f)); strings.Join(got, " ") != "h1 h2" {
 		t.Errorf("spec hashes after expiry %v, want [h1 h2]", got)
 	}
+}
+
+// rideWrite is how the ride fixture is written in mode: an upsert joins on ride_id.
+func rideWrite(mode string) WriteOptions {
+	wo := WriteOptions{Mode: mode}
+	if mode == Upsert {
+		wo.JoinCols = []string{"ride_id"}
+	}
+	return wo
 }

@@ -82,10 +82,7 @@ func TestPublishExpiresPastRetention(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t)
 			f.batch(t, rideCols, rideVals)
-			wo := WriteOptions{Mode: mode}
-			if mode == Upsert {
-				wo.JoinCols = []string{"ride_id"}
-			}
+			wo := rideWrite(mode)
 			first := f.publish(t, PublishOptions{Key: "k0", RunID: "r0", WriteOptions: wo}).SnapshotID
 			if err := f.cat.SetTableProperties(f.ctx, f.ref, map[string]string{MaxSnapshotsProp: "4", ExpireSlabProp: "2"}); err != nil {
 				t.Fatal(err)
