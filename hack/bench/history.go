@@ -19,6 +19,20 @@ import (
 	"github.com/ldp-dev/ldp/internal/lake"
 )
 
+// defaultHistory is the size of the history part in make bench, and historyNote why it is not
+// issue 27's 100,000.
+const (
+	defaultHistory = 20_000
+	historyNote    = "`make bench` uses N = 20,000 (two years of hours), not the 100,000 the issue asks for, " +
+		"to stay within about 15 minutes on two cores: on the shared machine the first 5,000 windows " +
+		"took 140 s and all 20,000 took 737 s, slowing as history grew (23 ms a window for the first " +
+		"1,000, 34 ms for the last, with the machine's load rising too), so 100,000 would take an " +
+		"estimated 40 to 80 minutes. What grows with history is the key index: each commit writes " +
+		"the index of every key ever published, some 220 bytes a key (4.4 MB at 20,000 keys, 22 MB at " +
+		"100,000), while metadata.json and the files under metadata/ stay bounded. " +
+		"`-only history -history 100000` measures the full figure."
+)
+
 // history publishes c.histWindows tiny keyed hourly windows through lake.Catalog.Publish, the
 // function a pipeline's run calls, ten at a time through a lake.Group as a backfill does (one
 // catalog commit a batch of ten), in this process: no CSV, no checks, no ledger, no process
@@ -99,8 +113,8 @@ func (c *config) history() ([]row, error) {
 				mu.Unlock()
 			}
 		}()
-		if w%10_000 == 0 {
-			logf("   %d windows in %.1fs", w, time.Since(t0).Seconds())
+		if w%5_000 == 0 {
+			logf("   %d windows started in %.1fs (%.0f /s)", w, time.Since(t0).Seconds(), float64(w)/time.Since(t0).Seconds())
 		}
 	}
 	wg.Wait()

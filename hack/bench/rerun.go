@@ -76,7 +76,9 @@ func (c *config) rerun(b *backfillResult) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	logf("   ldp maintain: %s", strings.Join(strings.Fields(m.Out), " "))
+	if lines := strings.SplitN(m.Out, "\n", 4); len(lines) >= 3 {
+		logf("   ldp maintain: %s; %s", strings.TrimSpace(lines[1]), strings.TrimSpace(lines[2]))
+	}
 	maintained, err := skipTime(c.ldp, dir, first, reps)
 	if err != nil {
 		return nil, err
@@ -86,7 +88,7 @@ func (c *config) rerun(b *backfillResult) ([]row, error) {
 	}
 	part, refName := "3. Publish as history grows", "ldp validate of the spec (start-up and reading it)"
 	figure := func(what string) string {
-		return fmt.Sprintf("ldp run --window of %s of %d hourly windows: skipped as a duplicate, rows once%s", what, b.Windows, lowered)
+		return fmt.Sprintf("%d hourly windows: ldp run --window of %s, skipped as a duplicate, rows once%s", b.Windows, what, lowered)
 	}
 	return []row{
 		{Part: part, Figure: figure("the newest (its snapshot on main)"), Value: onHead.Seconds(), Unit: "s", Ref: ref.Seconds(), RefName: refName, Goal: rerunGoal, AtMost: true},
