@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +26,13 @@ type backfillResult struct {
 	// and Files the count of every file under its metadata folder.
 	MetadataJSON, MetadataDir int64
 	MetadataFiles             int
+	// Dir holds the spec (events.json), its drops and its table; the windows are Windows of
+	// Step from Start, Rows rows each, their drop files named by layout.
+	Dir    string
+	Start  time.Time
+	Step   time.Duration
+	Rows   int
+	layout string
 }
 
 // runBackfill runs `ldp backfill` over n windows of size (day or hour) of rows rows each, one
@@ -35,17 +44,12 @@ func runBackfill(ldp, dir string, n, rows int, size string, edge int) (*backfill
 	if size == "hour" {
 		step, layout, placeholder = time.Hour, "2006-01-02T15", "%Y-%m-%dT%H"
 	}
+	res := &backfillResult{Windows: n, Dir: dir, Start: start, Step: step, Rows: rows, layout: layout}
 	if err := os.MkdirAll(filepath.Join(dir, "drops"), 0o755); err != nil {
 		return nil, err
 	}
 	for w := 0; w < n; w++ {
-		t := start.Add(time.Duration(w) * step)
-		var b strings.Builder
-		b.WriteString("id,ts,amount\n")
-		for r := 0; r < rows; r++ {
-			fmt.Fprintf(&b, "%d,%s,%d\n", w*rows+r, t.Add(time.Duration(r)*step/time.Duration(rows)).Format("2006-01-02 15:04:05"), r)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "drops", t.Format(layout)+".csv"), []byte(b.String()), 0o644); err != nil {
+		if err := res.writeDrop(w); err != nil {
 			return nil, err
 		}
 	}
@@ -78,8 +82,8 @@ func runBackfill(ldp, dir string, n, rows int, size string, edge int) (*backfill
 		per = append(per, ends[i].Sub(ends[i-block])/block)
 	}
 	k := max(min(edge/block, len(per)/2), 1)
-	res := &backfillResult{Windows: n, Wall: m.Wall, PerSecond: float64(n) / m.Wall.Seconds(), Edge: k * block,
-		First: median(per[:k]), Last: median(per[len(per)-k:])}
+	res.Wall, res.PerSecond, res.Edge = m.Wall, float64(n)/m.Wall.Seconds(), k*block
+	res.First, res.Last = median(per[:k]), median(per[len(per)-k:])
 	res.MetadataJSON, res.MetadataDir, res.MetadataFiles, err = metadataSize(dir)
 	return res, err
 }
@@ -131,4 +135,45 @@ func metadataSize(dir string) (current, total int64, files int, err error) {
 		err = fmt.Errorf("no metadata.json under %s", dir)
 	}
 	return current, total, files, err
+}
+
+// metadataKinds counts the files under the metadata folders under dir by kind, largest first,
+// for the log: which of them a history leaves behind.
+func metadataKinds(dir string) string {
+	type kind struct {
+		files int
+		bytes int64
+	}
+	kinds := map[string]*kind{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(filepath.Dir(p)) != "metadata" {
+			return err
+		}
+		name, k := d.Name(), "other"
+		switch {
+		case strings.HasSuffix(name, ".metadata.json"):
+			k = "metadata.json"
+		case strings.HasSuffix(name, ".puffin"):
+			k = "puffin"
+		case strings.HasPrefix(name, "snap-"):
+			k = "manifest list"
+		case strings.HasSuffix(name, ".avro"):
+			k = "manifest"
+		}
+		if kinds[k] == nil {
+			kinds[k] = &kind{}
+		}
+		if info, err := d.Info(); err == nil {
+			kinds[k].files++
+			kinds[k].bytes += info.Size()
+		}
+		return nil
+	})
+	names := slices.Collect(maps.Keys(kinds))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(kinds[b].bytes, kinds[a].bytes) })
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %d (%.0f KiB)", n, kinds[n].files, float64(kinds[n].bytes)/1024))
+	}
+	return strings.Join(parts, ", ")
 }
