@@ -278,7 +278,7 @@ func (r *Runner) renew(ctx context.Context, lease *lake.Lease) func() {
 func sharedCatalog(ctx context.Context, wf *Object) (*lake.Catalog, error) {
 	for _, t := range wf.Tasks {
 		p := wf.Pipelines[t.ID]
-		if p == nil || p.Metadata.Target.Catalog == nil || p.Metadata.Target.Catalog.Type != "sql" {
+		if p == nil || p.Metadata.Target.Catalog == nil || p.Metadata.Target.Catalog.Type != v1.CatalogSQL {
 			continue
 		}
 		cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)

@@ -225,7 +225,7 @@ func OrderWarnings(w *Object) []string {
 	for _, t := range w.Tasks {
 		p := w.Pipelines[t.ID]
 		var reads []string
-		if p != nil && p.Metadata.Source.Format == "ICEBERG" && p.Metadata.Source.Catalog != nil {
+		if p != nil && p.Metadata.Source.Format == v1.FormatIceberg && p.Metadata.Source.Catalog != nil {
 			reads = append(reads, "iceberg:"+p.Metadata.Source.Catalog.NamespaceName()+"."+p.Metadata.Source.Name)
 		}
 		for _, name := range sortedInputs(p) {
