@@ -27,12 +27,12 @@ func TestEnumsEqualTheGoConstants(t *testing.T) {
 		want       []string
 		norm       func(string) string
 	}{
-		{"#Source", "format", names(v1.SourceFormats), strings.ToUpper},
-		{"#Target", "format", names(v1.TargetFormats), strings.ToUpper},
-		{"#ModelTarget", "format", names(v1.ModelTargetFormats), strings.ToUpper},
-		{"#Target", "write_mode", names(v1.WriteModes), strings.ToLower},
-		{"#ModelTarget", "write_mode", names(v1.WriteModes), strings.ToLower},
-		{"#Catalog", "type", names(v1.CatalogTypes), nil},
+		{"#Source", "format", v1.Names(v1.SourceFormats), strings.ToUpper},
+		{"#Target", "format", v1.Names(v1.TargetFormats), strings.ToUpper},
+		{"#ModelTarget", "format", v1.Names(v1.ModelTargetFormats), strings.ToUpper},
+		{"#Target", "write_mode", v1.Names(v1.WriteModes), strings.ToLower},
+		{"#ModelTarget", "write_mode", v1.Names(v1.WriteModes), strings.ToLower},
+		{"#Catalog", "type", v1.Names(v1.CatalogTypes), nil},
 	}
 	for _, c := range cases {
 		d := s.LookupPath(cue.ParsePath(c.def))
@@ -179,14 +179,6 @@ func language(re *syntax.Regexp) ([]string, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("%s matches infinitely many strings", re)
-}
-
-func names[T ~string](vs []T) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = string(v)
-	}
-	return out
 }
 
 func sortedSet(s []string) []string {

@@ -156,3 +156,13 @@ func ParseCatalogType(s string) CatalogType {
 
 // Resolved is the type the catalog is: "" is local.
 func (t CatalogType) Resolved() CatalogType { return ParseCatalogType(string(t)) }
+
+// Names spells a vocabulary's values as strings, in its order: a flag's choices, an error's
+// options.
+func Names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

@@ -14,7 +14,7 @@ import (
 // written once.
 func registerCompletions(root *cobra.Command) {
 	fixed := map[string][]string{
-		"mode":   names(v1.WriteModes),
+		"mode":   v1.Names(v1.WriteModes),
 		"window": {"yesterday", "last-week", "last-month"},
 		"print":  {"cron", "launchd", "systemd"},
 	}

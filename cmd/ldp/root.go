@@ -116,15 +116,6 @@ func usageError(cmd *cobra.Command, format string, args ...any) error {
 	return &ldperr.ConfigError{Msg: fmt.Sprintf(format, args...) + fmt.Sprintf("\nRun '%s --help' for usage.", cmd.CommandPath())}
 }
 
-// names spells a typed vocabulary of apis/v1 as the flag's choices.
-func names[T ~string](vs []T) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = string(v)
-	}
-	return out
-}
-
 // oneOf checks a flag value against its choices.
 func oneOf(cmd *cobra.Command, flag, value string, choices ...string) error {
 	for _, c := range choices {

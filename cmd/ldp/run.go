@@ -72,7 +72,7 @@ func (o *runOptions) Validate(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if o.mode != "" {
-		if err := oneOf(cmd, "mode", o.mode, names(v1.WriteModes)...); err != nil {
+		if err := oneOf(cmd, "mode", o.mode, v1.Names(v1.WriteModes)...); err != nil {
 			return err
 		}
 	}
