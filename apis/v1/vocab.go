@@ -28,6 +28,9 @@ const (
 	StateBlocked   WindowState = "blocked"
 	StatePartial   WindowState = "partial"
 	StateMissing   WindowState = "missing"
+	// StateRunning is a window whose Job runs, on a cluster (ldp controller): the other
+	// states are what the keys and the ledger say, this one what the cluster says.
+	StateRunning WindowState = "running"
 )
 
 // Action is what a plan does with a window or a task.
