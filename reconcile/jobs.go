@@ -22,7 +22,7 @@ const (
 	JobActive    JobPhase = "active"
 	JobSucceeded JobPhase = "succeeded"
 	JobFailed    JobPhase = "failed"
-	JobBlocked   JobPhase = "blocked"
+	JobBlocked   JobPhase = JobPhase(v1.Blocked)
 )
 
 // State is the state a window is in when its last Job is in phase p.

@@ -25,7 +25,7 @@ type WindowState string
 const (
 	StatePublished WindowState = "published"
 	StateFailed    WindowState = "failed"
-	StateBlocked   WindowState = "blocked"
+	StateBlocked   WindowState = WindowState(Blocked)
 	StatePartial   WindowState = "partial"
 	StateMissing   WindowState = "missing"
 	// StateRunning is a window whose Job runs, on a cluster (ldp controller): the other
@@ -52,6 +52,9 @@ const (
 )
 
 // Outcome is how a task ended, and, folded over its tasks, how a run of a window ended.
+// Blocked (a data gate held the work back, nothing was written) is spelled once, here: every
+// other vocabulary's "blocked" (a window's state, a page cell, a Job, a hold, a backfill
+// window, a pipeline run's status) is this value converted, as they all mean the same fact.
 type Outcome string
 
 // Outcomes. A run's outcome is Succeeded, Blocked or Failed.

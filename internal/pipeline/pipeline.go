@@ -129,7 +129,7 @@ func (o Options) staged() bool { return !o.Window.IsZero() || o.RunID != "" || o
 const (
 	StatusPublished        = "published"
 	StatusSkippedDuplicate = "skipped_duplicate"
-	StatusBlocked          = "blocked"
+	StatusBlocked          = string(v1.Blocked)
 	StatusFailed           = "failed"
 )
 
