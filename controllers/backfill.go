@@ -23,7 +23,7 @@ type WindowOutcome string
 const (
 	OutcomePublished WindowOutcome = "published" // something was written or built
 	OutcomeSkipped   WindowOutcome = "skipped"   // every task found its work done
-	OutcomeBlocked   WindowOutcome = "blocked"
+	OutcomeBlocked   WindowOutcome = WindowOutcome(v1.Blocked)
 	OutcomeFailed    WindowOutcome = "failed"
 	OutcomeDone      WindowOutcome = "done" // published before the backfill: not read, planned or logged
 	OutcomeNotRun    WindowOutcome = "not_run"

@@ -193,14 +193,14 @@ func modelPipeline(project string, cfg *dbt.Config, n dbt.Node) *v1.Pipeline {
 	if cfg.Namespace != "" {
 		c.Namespace = cfg.Namespace
 	}
-	mode, join := "overwrite", []string(nil)
+	mode, join := v1.WriteOverwrite, []string(nil)
 	if n.Materialized == "incremental" && len(n.UniqueKey) > 0 {
-		mode, join = "upsert", n.UniqueKey
+		mode, join = v1.WriteUpsert, n.UniqueKey
 	}
 	p := &v1.Pipeline{APIVersion: v1.APIVersion, Kind: v1.KindPipeline, Identifier: "dbt." + filepath.Base(project) + "." + n.Name,
 		Metadata: v1.PipelineMetadata{
 			Source:  v1.Source{Format: pipeline.DBT, Path: cfg.DuckDB, Name: n.Schema + "." + n.Alias},
-			Target:  v1.Target{Name: n.Alias, Format: "ICEBERG", Catalog: &c, WriteMode: mode, JoinCols: join},
+			Target:  v1.Target{Name: n.Alias, Format: v1.FormatIceberg, Catalog: &c, WriteMode: mode, JoinCols: join},
 			Quality: n.Quality,
 		}, Path: filepath.Join(project, dbt.ConfigFile), BaseDir: project}
 	p.Default()

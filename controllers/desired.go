@@ -76,7 +76,7 @@ func (d Desired) Windows(wf *Object) ([]v1.LogicalWindow, error) {
 // size, the last complete window of that size ending at or before the fire; without one, the
 // interval from the previous fire to this one.
 func DueWindow(wf *Object, now time.Time) (v1.LogicalWindow, error) {
-	spec, err := cronx.Parse(wf.Schedule)
+	spec, err := wf.Cron()
 	if err != nil {
 		return v1.LogicalWindow{}, err
 	}

@@ -36,7 +36,7 @@ func Query(ctx context.Context, path, sql string, snapshot int64) ([]string, [][
 		if err := registerTarget(ctx, db, o, snapshot); err != nil {
 			return nil, nil, err
 		}
-		if o.Metadata.Source.Format == formats.Iceberg {
+		if o.Metadata.Source.Format == v1.FormatIceberg {
 			if err := registerIceberg(ctx, db, o.Metadata.Source.Name, o.Metadata.Source.Catalog, lake.RefOfSource(o.Metadata.Source), o.BaseDir, o.Metadata.Source.SnapshotID); err != nil {
 				return nil, nil, err
 			}

@@ -399,7 +399,7 @@ func (pipelineKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error)
 			return TaskOutput{}, err
 		}
 		opts.Key = v1.ReplaceKey(p.IdempotencyKey(tc.Window), hash)
-		opts.Mode = "overwrite"
+		opts.Mode = v1.WriteOverwrite
 	}
 	res, err := pipeline.Run(ctx, p, opts)
 	var out TaskOutput

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -41,7 +40,7 @@ func StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) 
 func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, maxWindows int) (*ScheduleStatus, error) {
 	wf := sc.WF
 	st := &ScheduleStatus{Kind: wf.Kind(), Size: wf.Size()}
-	if _, err := cronx.Parse(wf.Schedule); err != nil {
+	if _, err := wf.Cron(); err != nil {
 		return nil, err
 	}
 	if next, ok := wf.NextFire(now); ok {

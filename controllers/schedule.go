@@ -49,7 +49,7 @@ func WindowOfFire(wf *Object, fire time.Time) (v1.LogicalWindow, error) {
 		}
 		return window.Of(end.Add(-time.Nanosecond), size, loc)
 	}
-	spec, err := cronx.Parse(wf.Schedule)
+	spec, err := wf.Cron()
 	if err != nil {
 		return v1.LogicalWindow{}, err
 	}
@@ -81,7 +81,7 @@ func DueWindows(s Scheduled, now time.Time) ([]v1.LogicalWindow, error) {
 		}
 		return []v1.LogicalWindow{w}, nil
 	}
-	spec, err := cronx.Parse(wf.Schedule)
+	spec, err := wf.Cron()
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (w *Object) Expected(win v1.LogicalWindow) bool {
 // NextFire is the schedule's next fire after now, unless the window it owns is not expected
 // (the schedule has ended): then none.
 func (w *Object) NextFire(now time.Time) (time.Time, bool) {
-	spec, err := cronx.Parse(w.Schedule)
+	spec, err := w.Cron()
 	if err != nil {
 		return time.Time{}, false
 	}
@@ -278,7 +278,7 @@ func (r *Runner) renew(ctx context.Context, lease *lake.Lease) func() {
 func sharedCatalog(ctx context.Context, wf *Object) (*lake.Catalog, error) {
 	for _, t := range wf.Tasks {
 		p := wf.Pipelines[t.ID]
-		if p == nil || p.Metadata.Target.Catalog == nil || p.Metadata.Target.Catalog.Type != "sql" {
+		if p == nil || p.Metadata.Target.Catalog == nil || p.Metadata.Target.Catalog.Type != v1.CatalogSQL {
 			continue
 		}
 		cat, err := lake.Open(ctx, p.Metadata.Target.Catalog, p.BaseDir)

@@ -102,7 +102,7 @@ func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *W
 	if !next.IsZero() {
 		// The next fire's window may have ended already (a fire at 02:05 runs the day before):
 		// the window not finished is then a later fire's.
-		spec, err := cronx.Parse(wf.Schedule)
+		spec, err := wf.Cron()
 		for i := 0; err == nil && i < 4; i++ {
 			w, werr := WindowOfFire(wf, next)
 			if werr != nil {

@@ -38,7 +38,7 @@ const DefaultLockTimeout = lake.DefaultLockTimeout
 
 // PipelineRun is how one pipeline run goes (the flags of ldp run).
 type PipelineRun struct {
-	Mode        string
+	Mode        v1.WriteMode
 	Window      v1.LogicalWindow
 	RunID       string
 	Attempt     int

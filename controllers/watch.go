@@ -192,7 +192,7 @@ func (w *Watcher) noteWarehouses(found []Scheduled) {
 		}
 		for _, p := range s.WF.Pipelines {
 			for _, c := range []*v1.Catalog{p.Metadata.Target.Catalog, p.Metadata.Source.Catalog} {
-				if c != nil && c.Type != "rest" && !lake.IsRemote(c.WarehousePath) {
+				if c != nil && c.Type != v1.CatalogREST && !lake.IsRemote(c.WarehousePath) {
 					w.warehouses[absPath(lake.WarehouseDir(c, p.BaseDir))] = true
 				}
 			}

@@ -5,7 +5,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
@@ -33,6 +36,26 @@ type Object struct {
 	Start   time.Time
 	// End, when set, ends the schedule: no window ending after it is expected.
 	End time.Time
+
+	// cron and cronErr are Schedule parsed, once, when the object is loaded (Cron reads them).
+	cron    *cron.SpecSchedule
+	cronErr error
+}
+
+// Cron is the object's schedule, parsed when it was loaded; an object built by hand has its
+// schedule parsed at each call. The error is the schedule's parse error (an object with no
+// schedule has one too).
+func (w *Object) Cron() (*cron.SpecSchedule, error) {
+	if w.cron == nil && w.cronErr == nil {
+		return cronx.Parse(w.Schedule)
+	}
+	return w.cron, w.cronErr
+}
+
+// parsed is w with its schedule parsed.
+func (w *Object) parsed() *Object {
+	w.cron, w.cronErr = cronx.Parse(w.Schedule)
+	return w
 }
 
 // LoadWorkflow validates a workflow file (or a dataset config) and everything it names.
@@ -89,7 +112,7 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 				wf.Window.Delay = ps.Delay
 			}
 		}
-		return wf, nil
+		return wf.parsed(), nil
 	case *v1.Pipeline:
 		return OneTask(o)
 	}
@@ -104,9 +127,10 @@ func OneTask(p *v1.Pipeline) (*Object, error) {
 		return nil, err
 	}
 	sched, _ := pipeline.Schedule(p)
-	return &Object{Name: p.Identifier, File: p.Path, Schedule: sched, Window: ws, Retries: p.Metadata.Retries,
+	o := &Object{Name: p.Identifier, File: p.Path, Schedule: sched, Window: ws, Retries: p.Metadata.Retries,
 		Tasks: []v1.Task{{ID: p.Identifier, Pipeline: filepath.Base(p.Path)}}, Pipelines: map[string]*v1.Pipeline{p.Identifier: p},
-		Ledger: ledger.PathFor(p.Path)}, nil
+		Ledger: ledger.PathFor(p.Path)}
+	return o.parsed(), nil
 }
 
 // TableOf is the pipeline whose Iceberg table task t publishes under a key (a load or a SQL
@@ -225,7 +249,7 @@ func OrderWarnings(w *Object) []string {
 	for _, t := range w.Tasks {
 		p := w.Pipelines[t.ID]
 		var reads []string
-		if p != nil && p.Metadata.Source.Format == "ICEBERG" && p.Metadata.Source.Catalog != nil {
+		if p != nil && p.Metadata.Source.Format == v1.FormatIceberg && p.Metadata.Source.Catalog != nil {
 			reads = append(reads, "iceberg:"+p.Metadata.Source.Catalog.NamespaceName()+"."+p.Metadata.Source.Name)
 		}
 		for _, name := range sortedInputs(p) {

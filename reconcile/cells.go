@@ -15,7 +15,7 @@ const (
 	CellPublished      CellState = "published"
 	CellMissing        CellState = "missing"
 	CellUnfinished     CellState = "unfinished"
-	CellBlocked        CellState = "blocked"
+	CellBlocked        CellState = CellState(v1.Blocked)
 	CellFailed         CellState = "failed"
 	CellRetrying       CellState = "retrying"
 	CellUpstreamFailed CellState = "upstream_failed"

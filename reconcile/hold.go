@@ -19,7 +19,7 @@ type HoldKind string
 // Hold kinds.
 const (
 	// HoldBlocked: a data gate held the last run back; the same data would be held again.
-	HoldBlocked HoldKind = "blocked"
+	HoldBlocked HoldKind = HoldKind(v1.Blocked)
 	// HoldAttemptsSpent: the last run failed and spent every attempt its retries allow (or
 	// failed with an error no attempt can fix).
 	HoldAttemptsSpent HoldKind = "attempts_spent"

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // On a cluster a window's run is a Job: these are the decisions ldp controller adds to the
@@ -20,8 +22,21 @@ const (
 	JobActive    JobPhase = "active"
 	JobSucceeded JobPhase = "succeeded"
 	JobFailed    JobPhase = "failed"
-	JobBlocked   JobPhase = "blocked"
+	JobBlocked   JobPhase = JobPhase(v1.Blocked)
 )
+
+// State is the state a window is in when its last Job is in phase p.
+func (p JobPhase) State() v1.WindowState {
+	switch p {
+	case JobActive:
+		return v1.StateRunning
+	case JobSucceeded:
+		return v1.StatePublished
+	case JobBlocked:
+		return v1.StateBlocked
+	}
+	return v1.StateFailed
+}
 
 // JobRecord is one Job of a window: its attempt, its phase and when it finished.
 type JobRecord struct {
@@ -40,7 +55,7 @@ type JobDecision struct {
 	At      time.Time
 	// State is the window's state on the cluster: the plan's, or running, or failed or
 	// blocked once its attempts are spent.
-	State string
+	State v1.WindowState
 }
 
 // JobPolicy bounds a window's Jobs: attempts in all, the wait after attempt n, and how many
@@ -75,25 +90,17 @@ func DecideJobs(plans []WindowPlan, jobs []JobRecord, pol JobPolicy, now time.Ti
 		if !p.Runs() {
 			continue
 		}
-		d := JobDecision{Plan: p, State: string(p.State)}
+		d := JobDecision{Plan: p, State: p.State}
 		j, seen := last[p.Start+"/"+p.End]
 		switch {
 		case !seen:
 			d.Attempt = 1
-		case j.Phase == JobActive:
-			d.State = "running"
-			out = append(out, d)
-			continue
-		case j.Phase == JobSucceeded:
-			d.State = "published"
-			out = append(out, d)
-			continue
-		case Spent(j.Attempt, maxAttempts):
-			d.State = string(j.Phase)
+		case j.Phase == JobActive, j.Phase == JobSucceeded, Spent(j.Attempt, maxAttempts):
+			d.State = j.Phase.State()
 			out = append(out, d)
 			continue
 		default:
-			d.State, d.Attempt = string(j.Phase), j.Attempt+1
+			d.State, d.Attempt = j.Phase.State(), j.Attempt+1
 			if pol.Wait != nil {
 				if at := j.Finished.Add(pol.Wait(j.Attempt)); at.After(now) {
 					d.At = at
@@ -134,16 +141,16 @@ func JobRunID(kind, namespace, name, window string) string {
 // the counts a status shows.
 func CountStates(plans []WindowPlan, decisions []JobDecision) map[string]int32 {
 	out := map[string]int32{}
-	decided := map[string]string{}
+	decided := map[string]v1.WindowState{}
 	for _, d := range decisions {
 		decided[d.Plan.Start+"/"+d.Plan.End] = d.State
 	}
 	for _, p := range plans {
 		s, ok := decided[p.Start+"/"+p.End]
 		if !ok {
-			s = string(p.State)
+			s = p.State
 		}
-		out[s]++
+		out[string(s)]++
 	}
 	return out
 }
@@ -152,7 +159,7 @@ func CountStates(plans []WindowPlan, decisions []JobDecision) map[string]int32 {
 func LastDone(plans []WindowPlan, decisions []JobDecision) string {
 	done := map[string]bool{}
 	for _, d := range decisions {
-		if d.State == "published" {
+		if d.State == v1.StatePublished {
 			done[d.Plan.Start+"/"+d.Plan.End] = true
 		}
 	}

@@ -125,3 +125,15 @@ func TestCountStatesAndLastDone(t *testing.T) {
 		t.Errorf("last done %s, want b/c", l)
 	}
 }
+
+// TestJobPhaseState: a window's state on a cluster is one typed WindowState, whatever its last
+// Job says; a Job blocked by a data gate leaves the window blocked, not failed.
+func TestJobPhaseState(t *testing.T) {
+	for p, want := range map[JobPhase]v1.WindowState{
+		JobActive: v1.StateRunning, JobSucceeded: v1.StatePublished, JobFailed: v1.StateFailed, JobBlocked: v1.StateBlocked,
+	} {
+		if got := p.State(); got != want {
+			t.Errorf("%s.State() = %s, want %s", p, got, want)
+		}
+	}
+}

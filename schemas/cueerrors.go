@@ -11,6 +11,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/errors"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // maxRounds bounds the fixpoint; each round removes at least one reported node, and real specs
@@ -412,13 +414,10 @@ type patternDoc struct {
 }
 
 // patternText describes the patterns of the schema in words; a test checks every pattern in the
-// .cue files has an entry.
-var patternText = map[string]patternDoc{
+// .cue files has an entry. The case-insensitive enums of formats and write modes are made from
+// apis/v1's lists, which TestEnumsEqualTheGoConstants holds equal to the schema's.
+var patternText = withEnums(map[string]patternDoc{
 	`^[\p{L}\p{N}_][\p{L}\p{N}_.-]*$`: {text: "a name of letters, digits, '_', '.' and '-' that starts with a letter, a digit or '_'"},
-	`^(?i:csv|parquet|json|iceberg)$`: {text: "CSV, PARQUET, JSON or ICEBERG", options: []string{"CSV", "PARQUET", "JSON", "ICEBERG"}},
-	`^(?i:iceberg|csv|parquet)$`:      {text: "ICEBERG, CSV or PARQUET", options: []string{"ICEBERG", "CSV", "PARQUET"}},
-	`^(?i:append|overwrite|upsert)$`:  {text: "append, overwrite or upsert", options: []string{"append", "overwrite", "upsert"}},
-	`^(?i:iceberg)$`:                  {text: "ICEBERG (a SQL model writes an Iceberg table)", options: []string{"ICEBERG"}},
 	`^(?i:duckdb|bigquery)$`:          {text: "DUCKDB or BIGQUERY", options: []string{"DUCKDB", "BIGQUERY"}},
 	`^(identity|year|month|day|hour|bucket\[[1-9][0-9]*\]|truncate\[[1-9][0-9]*\])$`: {
 		text:    "a partition transform: identity, year, month, day, hour, bucket[N] or truncate[W] with N and W at least 1",
@@ -427,6 +426,27 @@ var patternText = map[string]patternDoc{
 	`^[A-Za-z_][A-Za-z0-9_]*$`:         {text: "an environment variable name"},
 	`^.$`:                              {text: "exactly one character"},
 	`^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$`: {text: `a duration of hours, minutes and seconds such as "2h", "90m" or "1h30m"`},
+})
+
+// withEnums adds to m the patterns of the typed enums: =~"^(?i:a|b|c)$" for each list, in the
+// list's order, described as "A, B or C".
+func withEnums(m map[string]patternDoc) map[string]patternDoc {
+	for _, e := range []struct {
+		values []string
+		note   string
+	}{
+		{v1.Names(v1.SourceFormats), ""},
+		{v1.Names(v1.TargetFormats), ""},
+		{v1.Names(v1.ModelTargetFormats), " (a SQL model writes an Iceberg table)"},
+		{v1.Names(v1.WriteModes), ""},
+	} {
+		text := e.values[len(e.values)-1]
+		if n := len(e.values); n > 1 {
+			text = strings.Join(e.values[:n-1], ", ") + " or " + text
+		}
+		m["^(?i:"+strings.ToLower(strings.Join(e.values, "|"))+")$"] = patternDoc{text: text + e.note, options: e.values}
+	}
+	return m
 }
 
 // keyHint suggests the key that was meant, from the keys the schema allows at that place.

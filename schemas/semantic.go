@@ -146,9 +146,10 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 	}
 	if src := obj(md, "source"); src != nil {
 		sp := p.child("source")
-		format, _ := str(src, "format")
+		f, _ := str(src, "format")
+		format := v1.ParseFormat(f)
 		_, hasPath := src["path"]
-		if strings.EqualFold(format, "ICEBERG") {
+		if format == v1.FormatIceberg {
 			if _, ok := src["catalog"]; !ok {
 				c.at(sp, "an ICEBERG source needs a catalog and the table's name")
 			}
@@ -160,7 +161,7 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 			}
 		} else {
 			if !hasPath && format != "" {
-				c.at(sp, "a %s source needs a path: the file to read, relative to the spec's folder", strings.ToUpper(format))
+				c.at(sp, "a %s source needs a path: the file to read, relative to the spec's folder", format)
 			}
 			for _, k := range []string{"catalog", "snapshot_id"} {
 				if _, ok := src[k]; ok {
@@ -174,37 +175,38 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 	if src := obj(md, "source"); src != nil && tgt != nil {
 		sf, _ := str(src, "format")
 		tf, _ := str(tgt, "format")
-		if strings.EqualFold(sf, "ICEBERG") && strings.EqualFold(tf, "ICEBERG") {
+		if v1.ParseFormat(sf) == v1.FormatIceberg && v1.ParseFormat(tf) == v1.FormatIceberg {
 			c.at(tp.child("format"), "no pipeline reads an ICEBERG table into an ICEBERG table; export it to CSV or PARQUET (ldp pipelines lists the routes)")
 		}
 	}
 	if tgt != nil {
-		mode, _ := str(tgt, "write_mode")
-		if strings.EqualFold(mode, "upsert") {
+		m, _ := str(tgt, "write_mode")
+		mode := v1.ParseWriteMode(m)
+		if mode == v1.WriteUpsert {
 			if jc, ok := tgt["join_cols"].([]any); !ok || len(jc) == 0 {
 				c.at(tp.child("write_mode"), "write_mode upsert needs target.join_cols: the columns that identify a row")
 			}
 		}
-		format, _ := str(tgt, "format")
-		switch strings.ToUpper(format) {
-		case "ICEBERG":
+		f, _ := str(tgt, "format")
+		switch format := v1.ParseFormat(f); format {
+		case v1.FormatIceberg:
 			if _, ok := tgt["catalog"]; !ok {
 				c.at(tp, `an ICEBERG target needs a catalog, for example "catalog": {"identifier": "shop", "warehouse_path": "warehouse"}`)
 			}
 			if _, ok := tgt["path"]; ok {
 				c.at(tp.child("path"), "an ICEBERG target is named by catalog and name, not by a path; remove path")
 			}
-		case "CSV", "PARQUET":
+		case v1.FormatCSV, v1.FormatParquet:
 			if _, ok := tgt["path"]; !ok {
-				c.at(tp, "a %s target needs a path: the file to write, relative to the spec's folder", strings.ToUpper(format))
+				c.at(tp, "a %s target needs a path: the file to write, relative to the spec's folder", format)
 			}
 			for _, k := range []string{"catalog", "join_cols", "partition_by"} {
 				if _, ok := tgt[k]; ok {
 					c.at(tp.child(k), "%s applies only to ICEBERG targets", k)
 				}
 			}
-			if strings.EqualFold(mode, "upsert") {
-				c.at(tp.child("write_mode"), "a %s file is replaced whole by each run; upsert needs an ICEBERG target", strings.ToUpper(format))
+			if mode == v1.WriteUpsert {
+				c.at(tp.child("write_mode"), "a %s file is replaced whole by each run; upsert needs an ICEBERG target", format)
 			}
 		}
 	}
@@ -283,19 +285,17 @@ func (c *checker) catalog(cat map[string]any, p fieldPath) {
 	if cat == nil {
 		return
 	}
-	typ, _ := str(cat, "type")
-	if typ == "" {
-		typ = "local"
-	}
-	if _, ok := cat["uri"]; !ok && typ != "local" {
-		c.at(p, "a %s catalog needs uri: %s", typ, map[string]string{
-			"sql":  "postgres://USER@HOST:PORT/DB, or a SQLite file",
-			"rest": "the REST catalog's base URL, such as http://127.0.0.1:8181",
+	t, _ := str(cat, "type")
+	typ := v1.ParseCatalogType(t)
+	if _, ok := cat["uri"]; !ok && typ != v1.CatalogLocal {
+		c.at(p, "a %s catalog needs uri: %s", typ, map[v1.CatalogType]string{
+			v1.CatalogSQL:  "postgres://USER@HOST:PORT/DB, or a SQLite file",
+			v1.CatalogREST: "the REST catalog's base URL, such as http://127.0.0.1:8181",
 		}[typ])
 	}
-	if typ != "rest" {
-		notRest := map[string]string{"warehouse": "; a " + typ + " catalog's is warehouse_path", "token_env": "", "credential_env": ""}
-		if typ == "sql" {
+	if typ != v1.CatalogREST {
+		notRest := map[string]string{"warehouse": "; a " + string(typ) + " catalog's is warehouse_path", "token_env": "", "credential_env": ""}
+		if typ == v1.CatalogSQL {
 			// pyiceberg's settings carry over: warehouse (a URI) stands for warehouse_path.
 			delete(notRest, "warehouse")
 			_, wh := cat["warehouse"]
@@ -323,7 +323,7 @@ func (c *checker) catalog(cat map[string]any, p fieldPath) {
 	if u, err := url.Parse(wp); err == nil && u.User != nil {
 		c.at(p.child("warehouse_path"), "keys never go in a path: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment")
 	}
-	if typ == "local" && strings.Contains(wp, "://") {
+	if typ == v1.CatalogLocal && strings.Contains(wp, "://") {
 		c.at(p.child("warehouse_path"), "a local catalog keeps its database in the warehouse folder, which %s cannot hold: use type sql with a PostgreSQL uri for an object-store warehouse", wp)
 	}
 	props, _ := cat["properties"].(map[string]any)

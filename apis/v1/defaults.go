@@ -7,7 +7,7 @@ import (
 
 // Defaults of the spec, in one place so that the schema docs, the hash and the runner agree.
 const (
-	DefaultWriteMode     = "append"
+	DefaultWriteMode     = WriteAppend
 	DefaultOnFailure     = "fail"
 	DefaultTimezone      = "UTC"
 	DefaultWarehousePath = "warehouse"
@@ -24,15 +24,15 @@ func (p *Pipeline) Default() {
 		p.Kind = KindPipeline
 	}
 	m := &p.Metadata
-	m.Source.Format = strings.ToUpper(m.Source.Format)
+	m.Source.Format = ParseFormat(string(m.Source.Format))
 	m.Source.Engine = strings.ToUpper(m.Source.Engine)
-	m.Target.Format = strings.ToUpper(m.Target.Format)
-	m.Target.WriteMode = strings.ToLower(m.Target.WriteMode)
+	m.Target.Format = ParseFormat(string(m.Target.Format))
+	m.Target.WriteMode = ParseWriteMode(string(m.Target.WriteMode))
 	if m.Target.WriteMode == "" {
 		m.Target.WriteMode = DefaultWriteMode
 	}
 	for _, c := range []*Catalog{m.Target.Catalog, m.Source.Catalog} {
-		if c != nil && c.Type == "sql" && c.WarehousePath == "" && c.Warehouse != "" {
+		if c != nil && c.Type == CatalogSQL && c.WarehousePath == "" && c.Warehouse != "" {
 			// pyiceberg's name for a sql catalog's warehouse: a URI (file:///..., s3://...).
 			c.WarehousePath, c.Warehouse = warehouseFromURI(c.Warehouse), ""
 		}
@@ -85,7 +85,7 @@ func (p *Pipeline) Windowed() bool {
 }
 
 // IsIceberg reports whether the pipeline writes to an Iceberg table.
-func (p *Pipeline) IsIceberg() bool { return p.Metadata.Target.Format == "ICEBERG" }
+func (p *Pipeline) IsIceberg() bool { return p.Metadata.Target.Format == FormatIceberg }
 
 // warehouseFromURI is the folder of a pyiceberg warehouse URI, unescaped once as the URI it
 // is: file:///srv/my%20specs is the folder "my specs" (it became a folder "my%20specs"). An

@@ -2,7 +2,6 @@ package v1
 
 import (
 	"iter"
-	"strings"
 	"time"
 )
 
@@ -41,10 +40,10 @@ func FormatInstant(t time.Time) string {
 // identity still names them in plans).
 func (p *Pipeline) TargetIdentity() string {
 	t := p.Metadata.Target
-	if strings.EqualFold(t.Format, "ICEBERG") {
+	if ParseFormat(string(t.Format)) == FormatIceberg {
 		return "iceberg:" + t.Catalog.NamespaceName() + "." + t.Name
 	}
-	return strings.ToLower(t.Format) + ":" + specRelPath(p.BaseDir, t.Path)
+	return t.Format.Lower() + ":" + specRelPath(p.BaseDir, t.Path)
 }
 
 // IdempotencyKey is the key of the run of pipeline identifier on target for window:

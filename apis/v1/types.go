@@ -51,7 +51,7 @@ type PipelineMetadata struct {
 // Source is where a pipeline reads from.
 type Source struct {
 	Name        string       `json:"name,omitempty"`
-	Format      string       `json:"format"`
+	Format      Format       `json:"format"`
 	Path        string       `json:"path,omitempty"`
 	Catalog     *Catalog     `json:"catalog,omitempty"`
 	SnapshotID  int64        `json:"snapshot_id,omitempty"`
@@ -82,10 +82,10 @@ type Credentials struct {
 // Target is where a pipeline writes to: an Iceberg table or a file.
 type Target struct {
 	Name        string           `json:"name"`
-	Format      string           `json:"format"`
+	Format      Format           `json:"format"`
 	Path        string           `json:"path,omitempty"`
 	Catalog     *Catalog         `json:"catalog,omitempty"`
-	WriteMode   string           `json:"write_mode,omitempty"`
+	WriteMode   WriteMode        `json:"write_mode,omitempty"`
 	JoinCols    []string         `json:"join_cols,omitempty"`
 	PartitionBy []PartitionField `json:"partition_by,omitempty"`
 }
@@ -95,7 +95,7 @@ type Catalog struct {
 	// Type is local (the default: a SQLite catalog in the warehouse folder), sql (a
 	// PostgreSQL or SQLite database at URI, which several ldp processes can share) or rest (an
 	// Iceberg REST catalog server at URI).
-	Type string `json:"type,omitempty"`
+	Type CatalogType `json:"type,omitempty"`
 	// URI is a sql catalog's database: postgres://USER@HOST:PORT/DB, or a SQLite file. A
 	// password is never written here: PostgreSQL's client reads PGPASSWORD.
 	URI        string `json:"uri,omitempty"`

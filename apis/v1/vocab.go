@@ -1,5 +1,10 @@
 package v1
 
+import (
+	"encoding/json"
+	"strings"
+)
+
 // TaskKind is what a workflow task does. Each kind is registered once, in controllers, with
 // how it runs and what can vouch that its work is done.
 type TaskKind string
@@ -20,9 +25,12 @@ type WindowState string
 const (
 	StatePublished WindowState = "published"
 	StateFailed    WindowState = "failed"
-	StateBlocked   WindowState = "blocked"
+	StateBlocked   WindowState = WindowState(Blocked)
 	StatePartial   WindowState = "partial"
 	StateMissing   WindowState = "missing"
+	// StateRunning is a window whose Job runs, on a cluster (ldp controller): the other
+	// states are what the keys and the ledger say, this one what the cluster says.
+	StateRunning WindowState = "running"
 )
 
 // Action is what a plan does with a window or a task.
@@ -44,6 +52,9 @@ const (
 )
 
 // Outcome is how a task ended, and, folded over its tasks, how a run of a window ended.
+// Blocked (a data gate held the work back, nothing was written) is spelled once, here: every
+// other vocabulary's "blocked" (a window's state, a page cell, a Job, a hold, a backfill
+// window, a pipeline run's status) is this value converted, as they all mean the same fact.
 type Outcome string
 
 // Outcomes. A run's outcome is Succeeded, Blocked or Failed.
@@ -60,3 +71,104 @@ func (o Outcome) Done() bool { return o == Succeeded || o == Skipped }
 
 // Holds reports whether the outcome stops the tasks that depend on it.
 func (o Outcome) Holds() bool { return o == Failed || o == Blocked || o == UpstreamFailed }
+
+// Format is the format of a source or a target. Specs write it in any case; it is read (and
+// compared) upper-case, as ParseFormat puts it.
+type Format string
+
+// Formats.
+const (
+	FormatCSV     Format = "CSV"
+	FormatParquet Format = "PARQUET"
+	FormatJSON    Format = "JSON"
+	FormatIceberg Format = "ICEBERG"
+)
+
+// SourceFormats, TargetFormats and ModelTargetFormats are the formats a spec may give a
+// source, a target and a sql task's target. The schema's patterns (schemas/*.cue) list the
+// same: a test holds them equal.
+var (
+	SourceFormats      = []Format{FormatCSV, FormatParquet, FormatJSON, FormatIceberg}
+	TargetFormats      = []Format{FormatIceberg, FormatCSV, FormatParquet}
+	ModelTargetFormats = []Format{FormatIceberg}
+)
+
+// ParseFormat reads a format as a spec writes it, in any case.
+func ParseFormat(s string) Format { return Format(strings.ToUpper(s)) }
+
+// Lower is the format in lower case, as a file target's identity spells it.
+func (f Format) Lower() string { return strings.ToLower(string(f)) }
+
+// UnmarshalJSON reads a format in any case; the schema says which are allowed.
+func (f *Format) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*f = ParseFormat(s)
+	return nil
+}
+
+// WriteMode is how a run writes its batch into an Iceberg table. Specs write it in any case;
+// it is read lower-case, as ParseWriteMode puts it.
+type WriteMode string
+
+// Write modes.
+const (
+	WriteAppend    WriteMode = "append"
+	WriteOverwrite WriteMode = "overwrite"
+	WriteUpsert    WriteMode = "upsert"
+)
+
+// WriteModes are the write modes a spec may give (the schema's #WriteMode; a test holds them
+// equal).
+var WriteModes = []WriteMode{WriteAppend, WriteOverwrite, WriteUpsert}
+
+// ParseWriteMode reads a write mode as a spec or a flag writes it, in any case.
+func ParseWriteMode(s string) WriteMode { return WriteMode(strings.ToLower(s)) }
+
+// UnmarshalJSON reads a write mode in any case; the schema says which are allowed.
+func (m *WriteMode) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*m = ParseWriteMode(s)
+	return nil
+}
+
+// CatalogType is the kind of Iceberg catalog a spec names. It is case-sensitive, as the schema
+// is; "" is CatalogLocal.
+type CatalogType string
+
+// Catalog types.
+const (
+	CatalogLocal CatalogType = "local"
+	CatalogSQL   CatalogType = "sql"
+	CatalogREST  CatalogType = "rest"
+)
+
+// CatalogTypes are the catalog types a spec may give (the schema's #Catalog.type; a test holds
+// them equal).
+var CatalogTypes = []CatalogType{CatalogLocal, CatalogSQL, CatalogREST}
+
+// ParseCatalogType reads a catalog type as a spec writes it: "" is local.
+func ParseCatalogType(s string) CatalogType {
+	if s == "" {
+		return CatalogLocal
+	}
+	return CatalogType(s)
+}
+
+// Resolved is the type the catalog is: "" is local.
+func (t CatalogType) Resolved() CatalogType { return ParseCatalogType(string(t)) }
+
+// Names spells a vocabulary's values as strings, in its order: a flag's choices, an error's
+// options.
+func Names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

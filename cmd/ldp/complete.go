@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // registerCompletions gives the shell completion of every command (ldp completion bash|zsh|
@@ -12,7 +14,7 @@ import (
 // written once.
 func registerCompletions(root *cobra.Command) {
 	fixed := map[string][]string{
-		"mode":   {"append", "overwrite", "upsert"},
+		"mode":   v1.Names(v1.WriteModes),
 		"window": {"yesterday", "last-week", "last-month"},
 		"print":  {"cron", "launchd", "systemd"},
 	}

@@ -72,7 +72,7 @@ func (o *runOptions) Validate(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if o.mode != "" {
-		if err := oneOf(cmd, "mode", o.mode, "append", "overwrite", "upsert"); err != nil {
+		if err := oneOf(cmd, "mode", o.mode, v1.Names(v1.WriteModes)...); err != nil {
 			return err
 		}
 	}
@@ -97,7 +97,7 @@ func (o *runOptions) Validate(cmd *cobra.Command, args []string) error {
 func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	o.s = s
 	p := o.p
-	opts := controllers.PipelineRun{Mode: o.mode, Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
+	opts := controllers.PipelineRun{Mode: v1.WriteMode(o.mode), Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
 		LockTimeout: o.lockTimeout, Getenv: o.s.Getenv, Version: version, Window: o.w}
 	if err := controllers.CheckPipelineFinished(displayPath(o.spec), p, o.w, now()); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/schemas"
 )
 
@@ -90,17 +91,18 @@ func ClusterCatalogProblems(o k8s.Object) []string {
 const clusterCatalogFix = `use a catalog every pod reaches: {"type": "sql", "uri": "postgres://USER@HOST:PORT/DB", "warehouse_path": "s3://BUCKET/warehouse"} or {"type": "rest", "uri": "https://..."}`
 
 func clusterCatalog(path string, cat map[string]any) []string {
-	typ, _ := cat["type"].(string)
+	t, _ := cat["type"].(string)
+	typ := v1.ParseCatalogType(t)
 	uri, _ := cat["uri"].(string)
 	wp, _ := cat["warehouse_path"].(string)
 	switch {
-	case typ == "" || typ == "local":
+	case typ == v1.CatalogLocal:
 		return []string{fmt.Sprintf("%s: a local catalog (a SQLite file in the warehouse folder) cannot work on a cluster, where each window runs in a pod of its own: %s", path, clusterCatalogFix)}
-	case typ == "sql" && !isPostgres(uri):
+	case typ == v1.CatalogSQL && !isPostgres(uri):
 		return []string{fmt.Sprintf("%s.uri: a sql catalog on a SQLite file (%s) cannot work on a cluster, where each window runs in a pod of its own: %s", path, uri, clusterCatalogFix)}
-	case typ == "sql" && !strings.Contains(wp, "://"):
+	case typ == v1.CatalogSQL && !strings.Contains(wp, "://"):
 		if wp == "" {
-			wp = "warehouse"
+			wp = v1.DefaultWarehousePath
 		}
 		return []string{fmt.Sprintf("%s.warehouse_path: the folder %s is in each pod's own file system, which other pods cannot read: name an object-store location, such as s3://BUCKET/warehouse", path, wp)}
 	}

@@ -269,8 +269,8 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 	st.Windows = reconcile.CountStates(plans, decisions)
 	for _, d := range decisions {
 		if d.Create {
-			st.Windows[d.State]--
-			st.Windows["running"]++
+			st.Windows[string(d.State)]--
+			st.Windows[string(v1.StateRunning)]++
 		}
 	}
 	for k, v := range st.Windows {
@@ -334,21 +334,22 @@ func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, waiting int) {
 		total += n
 	}
 	summary := summarize(counts)
+	count := func(s v1.WindowState) int32 { return counts[string(s)] }
 	switch {
 	case obj.GetSpec().Suspend:
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonSuspended, "suspended: no new Jobs; "+summary)
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonSuspended, "suspended")
-	case counts["running"] > 0 || counts["missing"] > 0 || counts["partial"] > 0 || waiting > 0:
+	case count(v1.StateRunning) > 0 || count(v1.StateMissing) > 0 || count(v1.StatePartial) > 0 || waiting > 0:
 		reason := k8s.ReasonRunning
-		if counts["running"] == 0 {
+		if count(v1.StateRunning) == 0 {
 			reason = k8s.ReasonWaitingRetry
 		}
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionTrue, reason, summary)
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonProgressing, summary)
-	case counts["failed"] > 0:
+	case count(v1.StateFailed) > 0:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonFailed, summary)
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonFailed, summary+": its attempts are spent; change the object or delete the failed Jobs to run them again")
-	case counts["blocked"] > 0:
+	case count(v1.StateBlocked) > 0:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonBlocked, summary)
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonBlocked, summary+": a data gate held them back; fix the data and delete the blocked Jobs to run them again")
 	case total == 0:
@@ -499,7 +500,7 @@ func (r *Reconciler) drainBackfill(ctx context.Context, obj k8s.Object, ranges [
 	}
 	published := map[string]bool{}
 	for _, d := range decisions {
-		if d.State == "published" {
+		if d.State == v1.StatePublished {
 			published[d.Plan.Start+"/"+d.Plan.End] = true
 		}
 	}

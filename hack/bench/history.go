@@ -73,7 +73,7 @@ func (c *config) history() ([]row, error) {
 		}
 		res, err := cat.Publish(ctx, db, "batch", ref, lake.PublishOptions{
 			Key: v1.IdempotencyKey("events", "iceberg:bench.events", win), RunID: uuid.Must(uuid.NewV7()).String() + "/events", Attempt: 1, Group: g,
-			WriteOptions: lake.WriteOptions{Mode: lake.Append, SnapshotProps: map[string]string{
+			WriteOptions: lake.WriteOptions{Mode: v1.WriteAppend, SnapshotProps: map[string]string{
 				"ldp.pipeline": "events", lake.SpecHashProp: specHash, lake.WindowProp: win.String(),
 				lake.SourcePropStem + "source": "drops/" + win.Start.Format("2006-01-02T15") + ".csv"}},
 		})

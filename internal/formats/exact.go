@@ -31,9 +31,9 @@ const sniffRows = 20480
 //
 // cols are the columns of Source's expression; loc is the window's zone. A file whose types
 // need none of this is read exactly as Source reads it, at no extra cost.
-func Read(ctx context.Context, db *engine.DB, format, path string, opts *v1.ReadOptions, cols []engine.Column, loc *time.Location) (string, error) {
+func Read(ctx context.Context, db *engine.DB, format v1.Format, path string, opts *v1.ReadOptions, cols []engine.Column, loc *time.Location) (string, error) {
 	expr, err := Source(format, path, opts)
-	if err != nil || !strings.EqualFold(format, CSV) {
+	if err != nil || format != v1.FormatCSV {
 		return expr, err
 	}
 	delim, header := csvDialect(opts)

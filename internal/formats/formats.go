@@ -23,25 +23,17 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
-// File formats.
-const (
-	CSV     = "CSV"
-	Parquet = "PARQUET"
-	JSON    = "JSON"
-	Iceberg = "ICEBERG"
-)
-
 // Source returns the DuckDB table expression that reads a file source at path (already
 // resolved against the spec's folder). A missing file is an error naming the path.
-func Source(format, path string, opts *v1.ReadOptions) (string, error) {
+func Source(format v1.Format, path string, opts *v1.ReadOptions) (string, error) {
 	if _, err := os.Stat(path); err != nil {
 		if os.IsNotExist(err) {
 			return "", &SourceMissingError{Path: path}
 		}
 		return "", fmt.Errorf("source %s: %w", path, err)
 	}
-	switch strings.ToUpper(format) {
-	case CSV:
+	switch format {
+	case v1.FormatCSV:
 		// The dialect is fixed (comma, double quotes, header on the first line) and only the
 		// types are inferred. Left to guess, DuckDB's sniffer "repairs" a file with a ragged
 		// row: it reads it as one wide column, or skips lines until the ragged row becomes the
@@ -49,9 +41,9 @@ func Source(format, path string, opts *v1.ReadOptions) (string, error) {
 		// first quoted field comes later was read with no quote at all.
 		delim, header := csvDialect(opts)
 		return csvSource(path, delim, header, ""), nil
-	case Parquet:
+	case v1.FormatParquet:
 		return "read_parquet(" + engine.Lit(path) + ")", nil
-	case JSON:
+	case v1.FormatJSON:
 		// format 'auto' reads a JSON array or newline-delimited JSON.
 		return "read_json(" + engine.Lit(path) + ", format = 'auto')", nil
 	}
@@ -73,9 +65,9 @@ var csvLine = regexp.MustCompile(`(?s)CSV Error on Line: (\d+)(.*)`)
 
 // ReadError rewrites DuckDB's error for a source that could not be read so that it names the
 // file and the line, and never echoes the row itself (it may hold personal data).
-func ReadError(format, path string, opts *v1.ReadOptions, err error) error {
+func ReadError(format v1.Format, path string, opts *v1.ReadOptions, err error) error {
 	msg := err.Error()
-	if strings.EqualFold(format, CSV) && strings.Contains(msg, "Error when sniffing file") {
+	if format == v1.FormatCSV && strings.Contains(msg, "Error when sniffing file") {
 		// The sniffer fails on a ragged row inside its sample without saying where: find it.
 		if line, detail, ok := locateCSVError(path, opts); ok {
 			return &ReadFailedError{Path: path, Line: strconv.Itoa(line), Msg: "malformed CSV row: " + detail + moreRagged(path, opts, line), Err: err}
@@ -242,12 +234,12 @@ func firstLine(s string) string {
 
 // WriteFile writes the rows of query to path as CSV or Parquet, atomically: into a temporary
 // file beside it, then renamed over it. It returns the rows written.
-func WriteFile(ctx context.Context, db *engine.DB, query, format, path string) (int64, error) {
+func WriteFile(ctx context.Context, db *engine.DB, query string, format v1.Format, path string) (int64, error) {
 	var opts string
-	switch strings.ToUpper(format) {
-	case CSV:
+	switch format {
+	case v1.FormatCSV:
 		opts = "FORMAT csv, HEADER true"
-	case Parquet:
+	case v1.FormatParquet:
 		opts = "FORMAT parquet, COMPRESSION zstd"
 	default:
 		return 0, ldperr.Configf("", "cannot write a %s file", format)

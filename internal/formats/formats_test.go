@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 )
 
@@ -33,7 +34,10 @@ func TestSourcesAndAtomicWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range []struct{ format, file string }{{CSV, "a.csv"}, {JSON, "a.json"}, {JSON, "a.ndjson"}} {
+	for _, c := range []struct {
+		format v1.Format
+		file   string
+	}{{v1.FormatCSV, "a.csv"}, {v1.FormatJSON, "a.json"}, {v1.FormatJSON, "a.ndjson"}} {
 		src, err := Source(c.format, filepath.Join(dir, c.file), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -44,12 +48,12 @@ func TestSourcesAndAtomicWrite(t *testing.T) {
 		}
 	}
 	out := filepath.Join(dir, "out", "a.parquet")
-	src, _ := Source(CSV, filepath.Join(dir, "a.csv"), nil)
-	n, err := WriteFile(ctx, db, "SELECT * FROM "+src, Parquet, out)
+	src, _ := Source(v1.FormatCSV, filepath.Join(dir, "a.csv"), nil)
+	n, err := WriteFile(ctx, db, "SELECT * FROM "+src, v1.FormatParquet, out)
 	if err != nil || n != 2 {
 		t.Fatalf("WriteFile = %d, %v", n, err)
 	}
-	back, _ := Source(Parquet, out, nil)
+	back, _ := Source(v1.FormatParquet, out, nil)
 	if n, err := db.Count(ctx, back); err != nil || n != 2 {
 		t.Errorf("read back %d, %v", n, err)
 	}
@@ -58,36 +62,36 @@ func TestSourcesAndAtomicWrite(t *testing.T) {
 		t.Errorf("temporary files left behind: %v", left)
 	}
 
-	_, err = Source(CSV, filepath.Join(dir, "missing.csv"), nil)
+	_, err = Source(v1.FormatCSV, filepath.Join(dir, "missing.csv"), nil)
 	var missing *SourceMissingError
 	if !errors.As(err, &missing) || !strings.Contains(err.Error(), "missing.csv does not exist") {
 		t.Errorf("missing source error = %v", err)
 	}
 
-	bad, _ := Source(CSV, filepath.Join(dir, "bad.csv"), nil)
+	bad, _ := Source(v1.FormatCSV, filepath.Join(dir, "bad.csv"), nil)
 	_, err = db.Count(ctx, bad)
 	if err == nil {
 		t.Fatal("a malformed CSV row was read without error")
 	}
-	err = ReadError(CSV, filepath.Join(dir, "bad.csv"), nil, err)
+	err = ReadError(v1.FormatCSV, filepath.Join(dir, "bad.csv"), nil, err)
 	if !strings.Contains(err.Error(), "bad.csv:3: malformed CSV row") || strings.Contains(err.Error(), "extra,columns") {
 		t.Errorf("malformed CSV error = %q; want the file and line, without the row", err)
 	}
 	// A ragged last row of a tiny file must not become the header.
-	tiny, _ := Source(CSV, filepath.Join(dir, "tiny.csv"), nil)
+	tiny, _ := Source(v1.FormatCSV, filepath.Join(dir, "tiny.csv"), nil)
 	if _, err = db.Count(ctx, tiny); err == nil {
 		t.Fatal("a tiny CSV with a ragged row was read without error")
 	}
-	if err = ReadError(CSV, filepath.Join(dir, "tiny.csv"), nil, err); !strings.Contains(err.Error(), "tiny.csv:3: malformed CSV row") {
+	if err = ReadError(v1.FormatCSV, filepath.Join(dir, "tiny.csv"), nil, err); !strings.Contains(err.Error(), "tiny.csv:3: malformed CSV row") {
 		t.Errorf("tiny malformed CSV error = %q", err)
 	}
 	// In a large file the bad row lies past the sniffer's sample and DuckDB names the line.
-	big, _ := Source(CSV, filepath.Join(dir, "big.csv"), nil)
+	big, _ := Source(v1.FormatCSV, filepath.Join(dir, "big.csv"), nil)
 	_, err = db.Count(ctx, big)
 	if err == nil {
 		t.Fatal("a malformed CSV row deep in a large file was read without error")
 	}
-	err = ReadError(CSV, filepath.Join(dir, "big.csv"), nil, err)
+	err = ReadError(v1.FormatCSV, filepath.Join(dir, "big.csv"), nil, err)
 	if !strings.Contains(err.Error(), "big.csv:30002: malformed CSV row") || strings.Contains(err.Error(), "BKK,extra") {
 		t.Errorf("malformed CSV error = %q; want the file and line, without the row", err)
 	}

@@ -33,7 +33,7 @@ func TestSniffedSourceReadsAsTheSniffer(t *testing.T) {
 	if got := s.Cols[1]; got.Type != "DATE" {
 		t.Errorf("day sniffed as %s, want DATE", got.Type)
 	}
-	src, err := Source(CSV, b, opts)
+	src, err := Source(v1.FormatCSV, b, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -48,22 +47,22 @@ type Catalog struct {
 
 // providers open a catalog of each type. Each type's file registers its opener, so a new
 // type is one new file.
-var providers = map[string]func(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error){}
+var providers = map[v1.CatalogType]func(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error){}
 
-func init() { providers["local"] = openLocal }
+func init() { providers[v1.CatalogLocal] = openLocal }
 
 // Open opens (creating on first use) the catalog c names; paths resolve against baseDir.
 func Open(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
 	if c == nil {
 		return nil, errors.New("no catalog: an ICEBERG target or source needs a catalog")
 	}
-	t := c.Type
-	if t == "" {
-		t = "local"
-	}
-	open, ok := providers[t]
+	open, ok := providers[c.Type.Resolved()]
 	if !ok {
-		return nil, ldperr.Configf("", "catalog type %q is not known: use one of %s", c.Type, strings.Join(slices.Sorted(maps.Keys(providers)), ", "))
+		var known []string
+		for t := range providers {
+			known = append(known, string(t))
+		}
+		return nil, ldperr.Configf("", "catalog type %q is not known: use one of %s", c.Type, strings.Join(slices.Sorted(slices.Values(known)), ", "))
 	}
 	return open(ctx, c, baseDir)
 }
@@ -105,7 +104,7 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 // read-only file system SQLite cannot keep the shared memory of its write-ahead log, so the
 // database is then read as immutable: what the last writer checkpointed when it closed.
 func OpenReadOnly(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, error) {
-	if c == nil || (c.Type != "" && c.Type != "local") {
+	if c == nil || c.Type.Resolved() != v1.CatalogLocal {
 		return Open(ctx, c, baseDir)
 	}
 	wh, err := filepath.Abs(WarehouseDir(c, baseDir))
@@ -220,7 +219,7 @@ func WarehouseDir(c *v1.Catalog, baseDir string) string {
 	if IsRemote(wp) {
 		return mirrorPath(strings.TrimSuffix(wp, "/"))
 	}
-	if c.Type == "rest" {
+	if c.Type == v1.CatalogREST {
 		// The server places the tables; this is where their files are staged and mirrored.
 		return filepath.Join(CacheDir(), "rest", c.Identifier)
 	}
@@ -245,7 +244,7 @@ func OpenExisting(ctx context.Context, vc *v1.Catalog, baseDir string) (*Catalog
 	if vc == nil {
 		return nil, errors.New("no catalog")
 	}
-	if vc.Type != "" && vc.Type != "local" {
+	if vc.Type.Resolved() != v1.CatalogLocal {
 		return Open(ctx, vc, baseDir) // a shared catalog is a server: there is nothing to create
 	}
 	if _, err := os.Stat(filepath.Join(WarehouseDir(vc, baseDir), vc.Identifier+"_catalog.db")); err != nil {

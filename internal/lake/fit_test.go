@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // TestBatchTypesMeetTheTable: each kind of type change between a batch and the table's column,
@@ -13,7 +15,7 @@ import (
 func TestBatchTypesMeetTheTable(t *testing.T) {
 	f := newFixture(t)
 	f.batch(t, "id, n, d, x", "(1::INTEGER, 1::INTEGER, 1.5::DOUBLE, 1::BIGINT)")
-	f.write(t, WriteOptions{Mode: Append})
+	f.write(t, WriteOptions{Mode: v1.WriteAppend})
 	steps := []struct {
 		cols, values, refused string
 	}{
@@ -27,7 +29,7 @@ func TestBatchTypesMeetTheTable(t *testing.T) {
 	}
 	for _, s := range steps {
 		f.batch(t, s.cols, s.values)
-		_, err := f.cat.Write(f.ctx, f.db, "batch", f.ref, WriteOptions{Mode: Append})
+		_, err := f.cat.Write(f.ctx, f.db, "batch", f.ref, WriteOptions{Mode: v1.WriteAppend})
 		var me *MismatchError
 		switch {
 		case s.refused == "" && err != nil:

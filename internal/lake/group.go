@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 )
 
@@ -155,8 +156,8 @@ func (g *Group) flush(batch []*groupItem) {
 // DuckDB writes, with no column the table lacks. Overwrites and upserts read the table they
 // replace, so each needs main as the batch before it left it; a retry may need to fence older
 // attempts; a new column changes the schema the files are written in.
-func groupable(o PublishOptions, mode string, tbl *table.Table, bs *iceberg.Schema) bool {
-	if o.Group == nil || mode != Append || o.Attempt != 1 || o.ReplaceWhere != nil || needsArrowWriter(tbl.Schema(), tbl.Spec()) {
+func groupable(o PublishOptions, mode v1.WriteMode, tbl *table.Table, bs *iceberg.Schema) bool {
+	if o.Group == nil || mode != v1.WriteAppend || o.Attempt != 1 || o.ReplaceWhere != nil || needsArrowWriter(tbl.Schema(), tbl.Spec()) {
 		return false
 	}
 	return len(schemaChanges(tbl.Schema(), bs)) == 0
@@ -165,7 +166,7 @@ func groupable(o PublishOptions, mode string, tbl *table.Table, bs *iceberg.Sche
 // publishGrouped writes the batch's files now and waits for the group to publish them.
 func (c *Catalog) publishGrouped(ctx context.Context, db *engine.DB, relation string, ref Ref, b *batch, o PublishOptions, res *PublishResult) (*PublishResult, error) {
 	props := snapshotProps(o)
-	w := &writer{db: db, relation: relation, mode: Append, props: props, tmp: b.tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, loc: o.Location}
+	w := &writer{db: db, relation: relation, mode: v1.WriteAppend, props: props, tmp: b.tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, loc: o.Location}
 	files, err := w.writeBatch(ctx, b.table)
 	if err != nil {
 		w.removeFiles()

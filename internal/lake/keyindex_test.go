@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // stripIndex detaches every key index from the table, leaving it as a table written by an
@@ -67,8 +69,8 @@ func indexedKeys(t *testing.T, f *fixture) []string {
 // so keys whose snapshots were expired are still found: their windows are skipped, the rows
 // land once, and a new key still publishes.
 func TestExpiredKeysStayDone(t *testing.T) {
-	for _, mode := range []string{Append, Overwrite, Upsert} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range v1.WriteModes {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			f.batch(t, rideCols, rideVals)
 			wo := rideWrite(mode)
@@ -297,9 +299,9 @@ func TestSpecHashesSurviveExpiry(t *testing.T) {
 }
 
 // rideWrite is how the ride fixture is written in mode: an upsert joins on ride_id.
-func rideWrite(mode string) WriteOptions {
+func rideWrite(mode v1.WriteMode) WriteOptions {
 	wo := WriteOptions{Mode: mode}
-	if mode == Upsert {
+	if mode == v1.WriteUpsert {
 		wo.JoinCols = []string{"ride_id"}
 	}
 	return wo

@@ -89,8 +89,8 @@ const rideVals = "(1, 'NYC', 10.0), (2, 'BKK', 20.0), (3, 'LIS', 30.0)"
 func TestAppendTwiceDoublesTheRows(t *testing.T) {
 	f := newFixture(t)
 	f.batch(t, rideCols, rideVals)
-	r1 := f.write(t, WriteOptions{Mode: Append})
-	r2 := f.write(t, WriteOptions{Mode: Append})
+	r1 := f.write(t, WriteOptions{Mode: v1.WriteAppend})
+	r2 := f.write(t, WriteOptions{Mode: v1.WriteAppend})
 	if r1.RowsBefore != 0 || r1.RowsAfter != 3 || r2.RowsBefore != 3 || r2.RowsAfter != 6 || r2.RowsWritten != 3 {
 		t.Errorf("results %+v %+v", r1, r2)
 	}
@@ -102,13 +102,13 @@ func TestAppendTwiceDoublesTheRows(t *testing.T) {
 func TestOverwriteTwiceKeepsOneCopy(t *testing.T) {
 	f := newFixture(t)
 	f.batch(t, rideCols, rideVals)
-	f.write(t, WriteOptions{Mode: Overwrite})
-	r := f.write(t, WriteOptions{Mode: Overwrite})
+	f.write(t, WriteOptions{Mode: v1.WriteOverwrite})
+	r := f.write(t, WriteOptions{Mode: v1.WriteOverwrite})
 	if r.RowsBefore != 3 || r.RowsAfter != 3 {
 		t.Errorf("result %+v", r)
 	}
 	f.batch(t, rideCols, "(9, 'NYC', 1.0)")
-	f.write(t, WriteOptions{Mode: Overwrite})
+	f.write(t, WriteOptions{Mode: v1.WriteOverwrite})
 	if got := f.query(t, "SELECT ride_id FROM rides"); strings.Join(got, ",") != "9" {
 		t.Errorf("after overwrite rows = %v, want only ride 9", got)
 	}
@@ -121,11 +121,11 @@ func TestOverwriteTwiceKeepsOneCopy(t *testing.T) {
 func TestUpsertKeepsOneRowPerKeyAndAddsColumns(t *testing.T) {
 	f := newFixture(t)
 	f.batch(t, rideCols, rideVals)
-	f.write(t, WriteOptions{Mode: Upsert, JoinCols: []string{"ride_id"}})
-	f.write(t, WriteOptions{Mode: Upsert, JoinCols: []string{"ride_id"}}) // the same batch again
+	f.write(t, WriteOptions{Mode: v1.WriteUpsert, JoinCols: []string{"ride_id"}})
+	f.write(t, WriteOptions{Mode: v1.WriteUpsert, JoinCols: []string{"ride_id"}}) // the same batch again
 	// Ride 2 changes, ride 4 is new, and a column appears.
 	f.batch(t, "ride_id, city, fare, tip", "(2, 'BKK', 25.0, 3.5), (4, 'NYC', 40.0, 1.0)")
-	r := f.write(t, WriteOptions{Mode: Upsert, JoinCols: []string{"ride_id"}})
+	r := f.write(t, WriteOptions{Mode: v1.WriteUpsert, JoinCols: []string{"ride_id"}})
 	if r.RowsBefore != 3 || r.RowsAfter != 4 {
 		t.Errorf("result %+v, want 3 rows before and 4 after", r)
 	}
@@ -136,7 +136,7 @@ func TestUpsertKeepsOneRowPerKeyAndAddsColumns(t *testing.T) {
 	}
 	// A batch that holds a key twice is refused.
 	f.batch(t, rideCols, "(5, 'NYC', 1.0), (5, 'BKK', 2.0)")
-	if _, err := f.cat.Write(f.ctx, f.db, "batch", f.ref, WriteOptions{Mode: Upsert, JoinCols: []string{"ride_id"}}); err == nil || !strings.Contains(err.Error(), "more than once") {
+	if _, err := f.cat.Write(f.ctx, f.db, "batch", f.ref, WriteOptions{Mode: v1.WriteUpsert, JoinCols: []string{"ride_id"}}); err == nil || !strings.Contains(err.Error(), "more than once") {
 		t.Errorf("upsert of a batch with a repeated key: err = %v", err)
 	}
 }
@@ -145,7 +145,7 @@ func TestEmptyBatchWritesNothing(t *testing.T) {
 	f := newFixture(t)
 	f.batch(t, rideCols, rideVals)
 	f.db.Exec(f.ctx, "DELETE FROM batch")
-	_, err := f.cat.Write(f.ctx, f.db, "batch", f.ref, WriteOptions{Mode: Append})
+	_, err := f.cat.Write(f.ctx, f.db, "batch", f.ref, WriteOptions{Mode: v1.WriteAppend})
 	if !errors.Is(err, ErrNoData) || err.Error() != "No data to write" {
 		t.Fatalf("err = %v, want No data to write", err)
 	}
@@ -180,7 +180,7 @@ func TestPartitionTransforms(t *testing.T) {
 		t.Run(c.field.Transform+"("+c.field.Column+")", func(t *testing.T) {
 			f := newFixture(t)
 			f.batch(t, cols, vals)
-			f.write(t, WriteOptions{Mode: Append, PartitionBy: []v1.PartitionField{c.field}})
+			f.write(t, WriteOptions{Mode: v1.WriteAppend, PartitionBy: []v1.PartitionField{c.field}})
 			tbl, err := f.cat.Load(f.ctx, f.ref)
 			if err != nil {
 				t.Fatal(err)
@@ -216,7 +216,7 @@ func TestPartitionTransforms(t *testing.T) {
 			}
 			// Overwrite and upsert work on every layout too.
 			f.batch(t, cols, "(3, 'BKK', TIMESTAMP '2026-09-02 00:00:00', DATE '2026-10-02')")
-			f.write(t, WriteOptions{Mode: Upsert, JoinCols: []string{"id"}})
+			f.write(t, WriteOptions{Mode: v1.WriteUpsert, JoinCols: []string{"id"}})
 			if got := f.query(t, "SELECT count(*), count(DISTINCT id) FROM rides"); got[0] != "4|4" {
 				t.Errorf("after upsert %v, want 4 rows of 4 ids", got)
 			}
@@ -242,9 +242,9 @@ func TestUnknownPartitionColumnIsAConfigError(t *testing.T) {
 func TestTwoReadPathsAgree(t *testing.T) {
 	f := newFixture(t)
 	f.batch(t, "id, ts, city", "(1, TIMESTAMP '2026-09-01 10:00:00', 'NYC'), (2, TIMESTAMP '2026-09-02 10:00:00', 'BKK')")
-	f.write(t, WriteOptions{Mode: Append, PartitionBy: []v1.PartitionField{{Column: "ts", Transform: "day"}}})
+	f.write(t, WriteOptions{Mode: v1.WriteAppend, PartitionBy: []v1.PartitionField{{Column: "ts", Transform: "day"}}})
 	f.batch(t, "id, ts, city, fare", "(2, TIMESTAMP '2026-09-02 11:00:00', 'LIS', 5.5), (3, TIMESTAMP '2026-09-03 10:00:00', 'NYC', 7.25)")
-	f.write(t, WriteOptions{Mode: Upsert, JoinCols: []string{"id"}})
+	f.write(t, WriteOptions{Mode: v1.WriteUpsert, JoinCols: []string{"id"}})
 	tbl, _ := f.cat.Load(f.ctx, f.ref)
 	at, err := tbl.Scan(icebergSelect("id", "city", "fare")...).ToArrowTable(f.ctx)
 	if err != nil {
@@ -315,13 +315,13 @@ func TestPrewrittenFileBecomesTheDataFile(t *testing.T) {
 	if err := f.db.Exec(f.ctx, "COPY batch TO "+engine.Lit(staged)+" (FORMAT parquet)"); err != nil {
 		t.Fatal(err)
 	}
-	f.write(t, WriteOptions{Mode: Append, Prewritten: staged})
+	f.write(t, WriteOptions{Mode: v1.WriteAppend, Prewritten: staged})
 	// A file with other columns than the batch's is not taken for it.
 	odd := filepath.Join(dir, "odd.parquet")
 	if err := f.db.Exec(f.ctx, "COPY (SELECT 1 AS other) TO "+engine.Lit(odd)+" (FORMAT parquet)"); err != nil {
 		t.Fatal(err)
 	}
-	f.write(t, WriteOptions{Mode: Append, Prewritten: odd})
+	f.write(t, WriteOptions{Mode: v1.WriteAppend, Prewritten: odd})
 	if got := f.query(t, "SELECT count(*), sum(ride_id) FROM rides"); got[0] != "6|12" {
 		t.Errorf("rows %v, want 6|12", got)
 	}

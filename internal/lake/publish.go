@@ -18,6 +18,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 )
 
@@ -160,9 +161,9 @@ func walkMain(tbl *table.Table) (chain []*table.Snapshot, missing *int64) {
 // non-retriable *FencedError.
 func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, ref Ref, o PublishOptions) (*PublishResult, error) {
 	o.defaults()
-	mode := strings.ToLower(o.Mode)
+	mode := v1.ParseWriteMode(string(o.Mode))
 	if mode == "" {
-		mode = Append
+		mode = v1.WriteAppend
 	}
 	res := &PublishResult{Key: o.Key, WriteResult: WriteResult{Table: ref.String(), Mode: mode}}
 	// A key already on main is done: nothing is read or written.

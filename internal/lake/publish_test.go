@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 func keyCount(t *testing.T, f *fixture) map[string]int {
@@ -122,9 +124,9 @@ func TestALaterAttemptFencesAZombie(t *testing.T) {
 func TestWindowedOverwriteReplacesOnlyItsRows(t *testing.T) {
 	f := newFixture(t)
 	f.batch(t, "id, day", "(1, DATE '2026-09-01'), (2, DATE '2026-09-01'), (3, DATE '2026-09-02')")
-	f.write(t, WriteOptions{Mode: Append})
+	f.write(t, WriteOptions{Mode: v1.WriteAppend})
 	f.batch(t, "id, day", "(10, DATE '2026-09-01')")
-	f.publish(t, PublishOptions{Key: "day1-v2", RunID: "r", WriteOptions: WriteOptions{Mode: Overwrite},
+	f.publish(t, PublishOptions{Key: "day1-v2", RunID: "r", WriteOptions: WriteOptions{Mode: v1.WriteOverwrite},
 		ReplaceColumn: "day", ReplaceWhere: func(string) (string, error) { return `("day" >= DATE '2026-09-01' AND "day" < DATE '2026-09-02')`, nil }})
 	if got := f.query(t, "SELECT list(id ORDER BY id) FROM rides"); got[0] != "[3 10]" {
 		t.Errorf("rows %v, want [3 10]", got)

@@ -305,7 +305,7 @@ func (c *Catalog) unreadableMetadata(ctx context.Context, ref Ref, loadErr error
 // its location in the local warehouse folder; nil otherwise. It reads one folder and opens
 // nothing, so planning can ask it of every table it finds empty.
 func LostTable(vc *v1.Catalog, baseDir string, ref Ref, cat *Catalog) error {
-	if vc == nil || vc.Type == "rest" || IsRemote(vc.WarehousePath) {
+	if vc == nil || vc.Type == v1.CatalogREST || IsRemote(vc.WarehousePath) {
 		return nil
 	}
 	files, err := localMetadataFiles(filepath.Join(WarehouseDir(vc, baseDir), ref.Namespace+".db", ref.Name, "metadata"))

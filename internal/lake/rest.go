@@ -12,7 +12,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/redact"
 )
 
-func init() { providers["rest"] = openREST }
+func init() { providers[v1.CatalogREST] = openREST }
 
 // openREST opens an Iceberg REST catalog at c.URI. The server places tables and keeps them
 // apart: a commit that lost a race is its CommitFailedException (HTTP 409), which iceberg-go

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // filesUnder lists the names under the table's metadata folder that match pattern, and the
@@ -78,8 +80,8 @@ func sameSet(t *testing.T, what string, onDisk []string, want map[string]bool) {
 // expired snapshots referenced (manifest lists, manifests, the data files an overwrite or an
 // upsert replaced) are deleted while every file a kept snapshot needs is there.
 func TestPublishExpiresPastRetention(t *testing.T) {
-	for _, mode := range []string{Append, Overwrite, Upsert} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range v1.WriteModes {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			f.batch(t, rideCols, rideVals)
 			wo := rideWrite(mode)
@@ -108,7 +110,7 @@ func TestPublishExpiresPastRetention(t *testing.T) {
 				t.Errorf("re-run of the expired k0: %s at %d, want skipped at %d", r.Status, r.SnapshotID, first)
 			}
 			want := "3"
-			if mode == Append {
+			if mode == v1.WriteAppend {
 				want = fmt.Sprint(3 * n)
 			}
 			if got := f.query(t, "SELECT count(*) FROM rides"); got[0] != want {

@@ -15,7 +15,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/redact"
 )
 
-func init() { providers["sql"] = openShared }
+func init() { providers[v1.CatalogSQL] = openShared }
 
 // openShared opens a catalog of type sql: iceberg-go's SQL catalog in the PostgreSQL (or
 // SQLite) database at c.URI, which ldp processes on several machines can share. The file lock

@@ -31,16 +31,9 @@ import (
 // windows (WriteOptions.AllowEmpty).
 var ErrNoData = errors.New("No data to write") //nolint:staticcheck // the contract's message
 
-// Write modes.
-const (
-	Append    = "append"
-	Overwrite = "overwrite"
-	Upsert    = "upsert"
-)
-
 // WriteOptions say how a batch is written.
 type WriteOptions struct {
-	Mode        string
+	Mode        v1.WriteMode
 	JoinCols    []string
 	PartitionBy []v1.PartitionField
 	// SnapshotProps go into the snapshot summary (ldp.* keys).
@@ -74,12 +67,12 @@ const DefaultLockTimeout = 5 * time.Minute
 
 // WriteResult says what a write did.
 type WriteResult struct {
-	Table       string `json:"table"`
-	Mode        string `json:"mode"`
-	RowsWritten int64  `json:"rows_written"`
-	RowsBefore  int64  `json:"rows_before"`
-	RowsAfter   int64  `json:"rows_after"`
-	SnapshotID  int64  `json:"snapshot_id,string"`
+	Table       string       `json:"table"`
+	Mode        v1.WriteMode `json:"mode"`
+	RowsWritten int64        `json:"rows_written"`
+	RowsBefore  int64        `json:"rows_before"`
+	RowsAfter   int64        `json:"rows_after"`
+	SnapshotID  int64        `json:"snapshot_id,string"`
 }
 
 // Write writes the rows of relation (a table in db) to the table ref, creating the table on the
@@ -149,7 +142,7 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 // batch is a write made ready: counted, checked, locked when it replaces rows, its schema read,
 // and its table loaded or created.
 type batch struct {
-	mode    string
+	mode    v1.WriteMode
 	rows    int64
 	tmp     string
 	schema  *iceberg.Schema
@@ -169,11 +162,11 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 	if rows == 0 && !o.AllowEmpty {
 		return nil, ErrNoData
 	}
-	b := &batch{mode: strings.ToLower(o.Mode), rows: rows}
+	b := &batch{mode: v1.ParseWriteMode(string(o.Mode)), rows: rows}
 	if b.mode == "" {
-		b.mode = Append
+		b.mode = v1.WriteAppend
 	}
-	if b.mode == Upsert {
+	if b.mode == v1.WriteUpsert {
 		if len(o.JoinCols) == 0 {
 			return nil, ldperr.Configf("", "write_mode upsert needs join_cols")
 		}
@@ -182,7 +175,7 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 		}
 	}
 	var lock *flock.Lock
-	if b.mode != Append && !c.shared {
+	if b.mode != v1.WriteAppend && !c.shared {
 		// Appends commute; overwrite and upsert read the table, then replace what they read.
 		// The lock only saves a local writer wasted re-stages: on a shared catalog, whose
 		// writers are on other machines, the protocol alone keeps them apart.
@@ -448,7 +441,7 @@ func evolve(tx *table.Transaction, current, batch *iceberg.Schema) error {
 type writer struct {
 	db       *engine.DB
 	relation string
-	mode     string
+	mode     v1.WriteMode
 	joinCols []string
 	props    iceberg.Properties
 	tmp      string
@@ -508,9 +501,9 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 	}
 	added := w.added
 	switch w.mode {
-	case Append:
+	case v1.WriteAppend:
 		return w.addFiles(ctx, tx, added)
-	case Overwrite:
+	case v1.WriteOverwrite:
 		if w.replaceWhere != nil {
 			pred, err := w.replacePredicate(tbl)
 			if err != nil {
@@ -533,7 +526,7 @@ func (w *writer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Ta
 			return w.addFiles(ctx, tx, added)
 		}
 		return tx.ReplaceDataFiles(ctx, current, added, w.props)
-	case Upsert:
+	case v1.WriteUpsert:
 		match, err := w.keyMatch(ctx, tbl, "t")
 		if err != nil {
 			return err
@@ -556,12 +549,12 @@ func (w *writer) stageEmpty(ctx context.Context, tx *table.Transaction, tbl *tab
 	var deleted, kept []string
 	var err error
 	switch {
-	case w.mode == Overwrite && w.replaceWhere != nil:
+	case w.mode == v1.WriteOverwrite && w.replaceWhere != nil:
 		var pred string
 		if pred, err = w.replacePredicate(tbl); err == nil {
 			deleted, kept, err = w.rewriteWithout(ctx, tbl, pred)
 		}
-	case w.mode == Overwrite:
+	case w.mode == v1.WriteOverwrite:
 		deleted, err = currentFiles(ctx, tbl)
 	}
 	if err != nil {
@@ -653,7 +646,7 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 		exprs = append(exprs, expr)
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
-	if w.mode == Append && w.prewritten != "" && slices.Equal(exprs, w.prewrittenParts) {
+	if w.mode == v1.WriteAppend && w.prewritten != "" && slices.Equal(exprs, w.prewrittenParts) {
 		if files, ok := w.linkPrewritten(ctx, plain, dir); ok {
 			return publishFiles(w.fs, files)
 		}
@@ -807,7 +800,7 @@ func (w *writer) stageArrow(ctx context.Context, tx *table.Transaction, tbl *tab
 		return err
 	}
 	var filter iceberg.BooleanExpression
-	if w.mode == Upsert {
+	if w.mode == v1.WriteUpsert {
 		if filter, err = w.keyFilter(ctx); err != nil {
 			return err
 		}
@@ -833,9 +826,9 @@ func (w *writer) stageArrow(ctx context.Context, tx *table.Transaction, tbl *tab
 	}
 	defer rdr.Release()
 	switch w.mode {
-	case Append:
+	case v1.WriteAppend:
 		return tx.Append(ctx, rdr, w.props)
-	case Overwrite:
+	case v1.WriteOverwrite:
 		return tx.Overwrite(ctx, rdr, w.props)
 	default:
 		return tx.Overwrite(ctx, rdr, w.props, table.WithOverwriteFilter(filter))

@@ -182,7 +182,7 @@ func TestExpiryCountsTheBytesItFrees(t *testing.T) {
 	db, _ := engine.Open(ctx)
 	defer db.Close()
 	db.Exec(ctx, "CREATE TEMP TABLE b AS SELECT 2 AS id")
-	if _, err := cat.Write(ctx, db, "b", ref, lake.WriteOptions{Mode: lake.Overwrite}); err != nil {
+	if _, err := cat.Write(ctx, db, "b", ref, lake.WriteOptions{Mode: v1.WriteOverwrite}); err != nil {
 		t.Fatal(err)
 	}
 	later := func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }

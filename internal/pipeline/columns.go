@@ -39,7 +39,7 @@ func windowColumnError(p *v1.Pipeline, source []engine.Column) error {
 func targetColumnsError(p *v1.Pipeline, batch []engine.Column) error {
 	t := p.Metadata.Target
 	var problems []string
-	if strings.EqualFold(t.WriteMode, "upsert") {
+	if t.WriteMode == v1.WriteUpsert {
 		if msg := missing("metadata.target.join_cols", t.JoinCols, batch, "the batch"); msg != "" {
 			problems = append(problems, msg)
 		}
@@ -92,7 +92,7 @@ func missing(key string, want []string, cols []engine.Column, of string) string 
 // transform's, so only the window column (read before the transform) is checked.
 func SourceColumnErrors(p *v1.Pipeline, w v1.LogicalWindow) []error {
 	src := p.Metadata.Source
-	if strings.EqualFold(src.Format, "ICEBERG") {
+	if src.Format == v1.FormatIceberg {
 		return nil
 	}
 	ws, err := window.SpecOf(p.Metadata.Window)
@@ -161,5 +161,5 @@ func namesColumns(p *v1.Pipeline) bool {
 		return false
 	}
 	return (m.Quality != nil && len(m.Quality.Checks) > 0) || len(m.Target.PartitionBy) > 0 ||
-		(strings.EqualFold(m.Target.WriteMode, "upsert") && len(m.Target.JoinCols) > 0)
+		(m.Target.WriteMode == v1.WriteUpsert && len(m.Target.JoinCols) > 0)
 }

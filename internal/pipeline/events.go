@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ldp-dev/ldp/internal/formats"
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/quality"
@@ -25,7 +25,7 @@ func (r *run) startedPayload() map[string]any {
 	payload := map[string]any{
 		"pipeline":        p.Identifier,
 		"spec":            p.Path,
-		"mode":            r.res.Mode,
+		"mode":            string(r.res.Mode),
 		"publish_mode":    pm,
 		"idempotency_key": r.res.Key,
 		"spec_hash":       r.res.SpecHash,
@@ -43,14 +43,14 @@ func (r *run) startedPayload() map[string]any {
 // its identifier in the warehouse's namespace.
 func (r *run) sourceDataset() map[string]any {
 	src := r.p.Metadata.Source
-	if strings.EqualFold(src.Format, formats.Iceberg) {
-		return map[string]any{"format": src.Format, "namespace": warehouseNS(r.p.BaseDir, src.Catalog.WarehousePath), "name": lake.RefOfSource(src).String()}
+	if src.Format == v1.FormatIceberg {
+		return map[string]any{"format": string(src.Format), "namespace": warehouseNS(r.p.BaseDir, src.Catalog.WarehousePath), "name": lake.RefOfSource(src).String()}
 	}
 	path := src.Path
 	if filled, err := window.FillPath(src.Path, r.opts.Window, r.win.Location); err == nil {
 		path = filled
 	}
-	return map[string]any{"format": src.Format, "namespace": "file", "name": absPath(r.resolve(path)), "path_template": src.Path}
+	return map[string]any{"format": string(src.Format), "namespace": "file", "name": absPath(r.resolve(path)), "path_template": src.Path}
 }
 
 // absPath makes a local path absolute; a URL (s3://...) is kept as written.
@@ -67,9 +67,9 @@ func absPath(p string) string {
 func (r *run) targetDataset() map[string]any {
 	t := r.p.Metadata.Target
 	if r.p.IsIceberg() {
-		return map[string]any{"format": t.Format, "namespace": warehouseNS(r.p.BaseDir, t.Catalog.WarehousePath), "name": lake.RefOf(t).String()}
+		return map[string]any{"format": string(t.Format), "namespace": warehouseNS(r.p.BaseDir, t.Catalog.WarehousePath), "name": lake.RefOf(t).String()}
 	}
-	return map[string]any{"format": t.Format, "namespace": "file", "name": absPath(r.resolve(t.Path))}
+	return map[string]any{"format": string(t.Format), "namespace": "file", "name": absPath(r.resolve(t.Path))}
 }
 
 func warehouseNS(base, wp string) string {

@@ -32,38 +32,45 @@ import (
 
 // Route is a source format and a target format.
 type Route struct {
-	Source string `json:"source"`
-	Target string `json:"target"`
+	Source v1.Format `json:"source"`
+	Target v1.Format `json:"target"`
 }
 
-func (r Route) String() string { return r.Source + " -> " + r.Target }
+func (r Route) String() string { return string(r.Source) + " -> " + string(r.Target) }
 
 // writer writes a checked batch (the relation "ldp_batch") to the target of a run.
 type writer func(ctx context.Context, r *run) error
 
 var routes = map[Route]writer{}
 
-func register(src, tgt string, w writer) { routes[Route{Source: src, Target: tgt}] = w }
+func register(src, tgt v1.Format, w writer) { routes[Route{Source: src, Target: tgt}] = w }
 
+// The routes are every source format a spec may give into every target format, but an
+// Iceberg table into an Iceberg table (schemas refuses it too): a new format in apis/v1's
+// lists is a route once internal/formats reads or writes it.
 func init() {
-	for _, src := range []string{formats.CSV, formats.Parquet, formats.JSON} {
-		register(src, formats.Iceberg, writeIceberg)
-		register(src, formats.CSV, writeFile)
-		register(src, formats.Parquet, writeFile)
+	for _, src := range v1.SourceFormats {
+		for _, tgt := range v1.TargetFormats {
+			switch {
+			case src == v1.FormatIceberg && tgt == v1.FormatIceberg:
+			case tgt == v1.FormatIceberg:
+				register(src, tgt, writeIceberg)
+			default:
+				register(src, tgt, writeFile)
+			}
+		}
 	}
-	register(formats.Iceberg, formats.CSV, writeFile)
-	register(formats.Iceberg, formats.Parquet, writeFile)
 }
 
 // SQL is the source format of the pipeline a workflow's sql task becomes: a SELECT over
 // Iceberg tables. No spec writes it, so it is not among the routes a spec can take.
-const SQL = "SQL"
+const SQL v1.Format = "SQL"
 
 // DBT is the source format of the pipeline that publishes a dbt model: a table of the DuckDB
 // file dbt built (Path, relative to the project) named Name (schema.table).
-const DBT = "DBT"
+const DBT v1.Format = "DBT"
 
-var modelRoutes = map[Route]writer{{Source: SQL, Target: formats.Iceberg}: writeIceberg, {Source: DBT, Target: formats.Iceberg}: writeIceberg}
+var modelRoutes = map[Route]writer{{Source: SQL, Target: v1.FormatIceberg}: writeIceberg, {Source: DBT, Target: v1.FormatIceberg}: writeIceberg}
 
 // Routes lists the registered routes, sorted.
 func Routes() []Route {
@@ -77,7 +84,7 @@ func Routes() []Route {
 
 // RouteOf is the route a pipeline takes; an unknown pair is a config error listing the routes.
 func RouteOf(p *v1.Pipeline) (Route, error) {
-	r := Route{Source: strings.ToUpper(p.Metadata.Source.Format), Target: strings.ToUpper(p.Metadata.Target.Format)}
+	r := Route{Source: v1.ParseFormat(string(p.Metadata.Source.Format)), Target: v1.ParseFormat(string(p.Metadata.Target.Format))}
 	if _, ok := routes[r]; ok {
 		return r, nil
 	}
@@ -94,7 +101,7 @@ func RouteOf(p *v1.Pipeline) (Route, error) {
 // Options change how a run goes.
 type Options struct {
 	// Mode overrides the spec's write mode.
-	Mode string
+	Mode v1.WriteMode
 	// Window is the logical window of the run; zero is none.
 	Window v1.LogicalWindow
 	// RunID and Attempt identify the run; with a window or a run id, an Iceberg target is
@@ -129,7 +136,7 @@ func (o Options) staged() bool { return !o.Window.IsZero() || o.RunID != "" || o
 const (
 	StatusPublished        = "published"
 	StatusSkippedDuplicate = "skipped_duplicate"
-	StatusBlocked          = "blocked"
+	StatusBlocked          = string(v1.Blocked)
 	StatusFailed           = "failed"
 )
 
@@ -138,7 +145,7 @@ type Result struct {
 	Pipeline    string            `json:"pipeline"`
 	Route       string            `json:"route"`
 	Target      string            `json:"target"`
-	Mode        string            `json:"mode"`
+	Mode        v1.WriteMode      `json:"mode"`
 	Status      string            `json:"status"`
 	Window      string            `json:"logical_window,omitempty"`
 	Key         string            `json:"idempotency_key,omitempty"`
@@ -215,7 +222,7 @@ func (r *run) stagingDir() (string, error) {
 // they can become its data files as they are (see prewritten).
 func (r *run) stage(ctx context.Context, dir, sel, from string, cols []engine.Column) (string, int64, error) {
 	t := r.p.Metadata.Target
-	if r.toIceberg() && len(t.PartitionBy) > 0 && r.res.Mode == lake.Append && r.p.Metadata.Transform == nil {
+	if r.toIceberg() && len(t.PartitionBy) > 0 && r.res.Mode == v1.WriteAppend && r.p.Metadata.Transform == nil {
 		cast := make([]engine.Column, len(cols))
 		for i, c := range cols {
 			cast[i] = c
@@ -299,7 +306,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	if opts.RunID == "" {
 		opts.RunID = uuid.Must(uuid.NewV7()).String()
 	}
-	mode := strings.ToLower(opts.Mode)
+	mode := v1.ParseWriteMode(string(opts.Mode))
 	if mode == "" {
 		mode = p.Metadata.Target.WriteMode
 	}
@@ -430,14 +437,14 @@ func resolvePath(base, p string) string {
 	return filepath.Join(base, p)
 }
 
-func (r *run) toIceberg() bool { return strings.EqualFold(r.p.Metadata.Target.Format, formats.Iceberg) }
+func (r *run) toIceberg() bool { return r.p.Metadata.Target.Format == v1.FormatIceberg }
 
 // extract reads the source and makes the view "source" of the rows the run keeps.
 func (r *run) extract(ctx context.Context) error {
 	src := r.p.Metadata.Source
 	var from string
 	var cols []engine.Column
-	if strings.EqualFold(src.Format, formats.Iceberg) {
+	if src.Format == v1.FormatIceberg {
 		cat, err := lake.Open(ctx, src.Catalog, r.p.BaseDir)
 		if err != nil {
 			return err
@@ -658,7 +665,7 @@ func (r *run) sourceName() string {
 	switch {
 	case r.res.SourcePath != "":
 		return r.res.SourcePath
-	case strings.EqualFold(src.Format, formats.Iceberg):
+	case src.Format == v1.FormatIceberg:
 		return lake.RefOfSource(src).String()
 	case src.Format == SQL:
 		return "the query of " + src.Name
@@ -709,10 +716,10 @@ func verb(n int64, one, many string) string {
 // value that is neither a date nor a timestamp (a column of timestamps with one bad value is
 // sniffed as VARCHAR). Nil when no such value is found.
 func (r *run) badTimestamp(ctx context.Context, column string) error {
-	if !strings.EqualFold(r.p.Metadata.Source.Format, formats.CSV) || !strings.EqualFold(r.colType, "VARCHAR") || r.localSource == "" {
+	if r.p.Metadata.Source.Format != v1.FormatCSV || !strings.EqualFold(r.colType, "VARCHAR") || r.localSource == "" {
 		return nil
 	}
-	expr, err := formats.Source(formats.CSV, r.localSource, r.p.Metadata.Source.Options)
+	expr, err := formats.Source(v1.FormatCSV, r.localSource, r.p.Metadata.Source.Options)
 	if err != nil {
 		return nil
 	}
@@ -785,7 +792,7 @@ func (r *run) readError(err error) error {
 		return &ldperr.ConfigError{File: r.p.Path, Msg: fmt.Sprintf("task %s: the query failed: %v", src.Name, err)}
 	case src.Format == DBT:
 		return fmt.Errorf("read model %s from dbt's database: %w", src.Name, err)
-	case strings.EqualFold(src.Format, formats.Iceberg):
+	case src.Format == v1.FormatIceberg:
 		return err
 	}
 	return formats.ReadError(src.Format, r.localSource, src.Options, err)
@@ -851,7 +858,7 @@ func (r *run) transform(ctx context.Context) error {
 // rounds integers past int64) makes an upsert replace another row.
 func (r *run) exactKeys(ctx context.Context) error {
 	keys := map[string]string{}
-	if r.res.Mode == lake.Upsert {
+	if r.res.Mode == v1.WriteUpsert {
 		for _, c := range r.p.Metadata.Target.JoinCols {
 			keys[strings.ToLower(c)] = "join column"
 		}
@@ -1000,7 +1007,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 	}
 	// An overwrite with a window column replaces only the window's rows, found by the table's
 	// type of the column (a drop's may differ, and an empty drop's columns have no types).
-	if r.res.Mode == lake.Overwrite && r.win.Column != "" && !r.opts.Window.IsZero() {
+	if r.res.Mode == v1.WriteOverwrite && r.win.Column != "" && !r.opts.Window.IsZero() {
 		po.ReplaceColumn = r.win.Column
 		po.ReplaceWhere = func(colType string) (string, error) {
 			return window.Filter(r.win.Column, colType, r.opts.Window, r.win.Location)
@@ -1031,7 +1038,7 @@ func (r *run) locate(ctx context.Context, err error) error {
 	if r.db.QueryRow(ctx, q, &n) != nil {
 		return err
 	}
-	if src := r.p.Metadata.Source; strings.EqualFold(src.Format, formats.CSV) {
+	if src := r.p.Metadata.Source; src.Format == v1.FormatCSV {
 		if h := src.Options; h == nil || h.Header == nil || *h.Header {
 			n++ // the header is line 1
 		}
@@ -1121,7 +1128,7 @@ func writeFile(ctx context.Context, r *run) error {
 
 func targetName(p *v1.Pipeline) string {
 	t := p.Metadata.Target
-	if strings.EqualFold(t.Format, formats.Iceberg) && t.Catalog != nil {
+	if t.Format == v1.FormatIceberg && t.Catalog != nil {
 		return lake.RefOf(t).String()
 	}
 	return t.Path

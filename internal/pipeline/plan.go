@@ -16,21 +16,21 @@ import (
 
 // Plan is what a run of a pipeline for a window would do, computed without running it.
 type Plan struct {
-	Pipeline     string   `json:"pipeline"`
-	Route        string   `json:"route"`
-	SpecHash     string   `json:"spec_hash"`
-	Schedule     string   `json:"schedule,omitempty"`
-	ScheduleFrom string   `json:"schedule_from,omitempty"`
-	Window       string   `json:"logical_window,omitempty"`
-	WindowLocal  string   `json:"logical_window_local,omitempty"`
-	SourcePath   string   `json:"source_path,omitempty"`
-	SourceExists bool     `json:"source_exists"`
-	Target       string   `json:"target"`
-	Mode         string   `json:"mode"`
-	Key          string   `json:"idempotency_key,omitempty"`
-	Notes        []string `json:"notes"`
-	Warnings     []string `json:"warnings"`
-	Errors       []string `json:"errors"`
+	Pipeline     string       `json:"pipeline"`
+	Route        string       `json:"route"`
+	SpecHash     string       `json:"spec_hash"`
+	Schedule     string       `json:"schedule,omitempty"`
+	ScheduleFrom string       `json:"schedule_from,omitempty"`
+	Window       string       `json:"logical_window,omitempty"`
+	WindowLocal  string       `json:"logical_window_local,omitempty"`
+	SourcePath   string       `json:"source_path,omitempty"`
+	SourceExists bool         `json:"source_exists"`
+	Target       string       `json:"target"`
+	Mode         v1.WriteMode `json:"mode"`
+	Key          string       `json:"idempotency_key,omitempty"`
+	Notes        []string     `json:"notes"`
+	Warnings     []string     `json:"warnings"`
+	Errors       []string     `json:"errors"`
 }
 
 // Schedule returns a pipeline's schedule and where it comes from: metadata.schedule, or the
@@ -68,7 +68,7 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 	if p.When != "" && cronx.ScheduleOfWhen(p.When) == "" {
 		pl.Notes = append(pl.Notes, fmt.Sprintf("when %q is a label that nothing reads; write metadata.schedule to schedule the pipeline", p.When))
 	}
-	if src := p.Metadata.Source; !strings.EqualFold(src.Format, "ICEBERG") {
+	if src := p.Metadata.Source; src.Format != v1.FormatIceberg {
 		path, err := window.FillPath(src.Path, w, ws.Location)
 		if err != nil {
 			pl.Errors = append(pl.Errors, err.Error())
@@ -92,7 +92,7 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 	if msg := selectsNoRows(p); msg != "" {
 		pl.Errors = append(pl.Errors, msg)
 	}
-	if p.IsIceberg() && pl.Mode == "overwrite" && ws.Column == "" && window.HasPlaceholders(p.Metadata.Source.Path) {
+	if p.IsIceberg() && pl.Mode == v1.WriteOverwrite && ws.Column == "" && window.HasPlaceholders(p.Metadata.Source.Path) {
 		pl.Notes = append(pl.Notes, "write_mode overwrite without metadata.window.column replaces the whole table with each window's file")
 	}
 	return pl, nil
@@ -150,7 +150,7 @@ func offSize(p *v1.Pipeline, w v1.LogicalWindow) string {
 // every window: no placeholder picks its file and no window column picks its rows.
 func selectsNoRows(p *v1.Pipeline) string {
 	sched, _ := Schedule(p)
-	if sched == "" || !p.IsIceberg() || p.Metadata.Target.WriteMode != "append" {
+	if sched == "" || !p.IsIceberg() || p.Metadata.Target.WriteMode != v1.WriteAppend {
 		return ""
 	}
 	if window.HasPlaceholders(p.Metadata.Source.Path) || (p.Windowed() && p.Metadata.Window.Column != "") {
@@ -173,7 +173,7 @@ func SourceFile(p *v1.Pipeline, w v1.LogicalWindow) (string, bool) {
 // its folder), without looking for it; "" for a source that is not a file.
 func SourcePath(p *v1.Pipeline, w v1.LogicalWindow) string {
 	src := p.Metadata.Source
-	if strings.EqualFold(src.Format, "ICEBERG") {
+	if src.Format == v1.FormatIceberg {
 		return ""
 	}
 	ws, err := window.SpecOf(p.Metadata.Window)

@@ -2,9 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"strings"
 	"sync"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/formats"
 )
 
@@ -56,7 +56,7 @@ type sniffing struct {
 // and its columns; ok is false when the file is read as a window alone reads it.
 func (r *run) fastCSV(ctx context.Context, full string) (string, *sniffing, bool) {
 	src := r.p.Metadata.Source
-	if r.opts.Sniffs == nil || !strings.EqualFold(src.Format, formats.CSV) {
+	if r.opts.Sniffs == nil || src.Format != v1.FormatCSV {
 		return "", nil, false
 	}
 	header, ok := formats.HeaderLine(full)
