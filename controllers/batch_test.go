@@ -9,11 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
+
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 )
+
+// batchTable is the table lake.x that batchDrops' pipeline writes in dir.
+func batchTable(t *testing.T, ctx context.Context, dir string) *table.Table {
+	t.Helper()
+	cat, err := lake.Open(ctx, &v1.Catalog{Identifier: "lake"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	tbl, err := cat.Load(ctx, lake.Ref{Namespace: "lake", Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
 
 // batchDrops writes a daily pipeline "x" with a row_count and a unique check, and days drop
 // files of rows rows each (id, ts, amount), the day's file made by edit when it returns one.
@@ -157,15 +174,7 @@ func TestBackfillDifferentHeaderReadAsItsOwn(t *testing.T) {
 		t.Errorf("renamed column: error in the backfill %q, alone %v", got, want)
 	}
 	ctx := context.Background()
-	cat, err := lake.Open(ctx, &v1.Catalog{Identifier: "lake"}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	tbl, err := cat.Load(ctx, lake.Ref{Namespace: "lake", Name: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := batchTable(t, ctx, dir)
 	db, err := engine.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -218,15 +227,7 @@ func TestBackfillFailedCheckLeavesTheOthers(t *testing.T) {
 	}
 	var rows int
 	ctx := context.Background()
-	cat, err := lake.Open(ctx, &v1.Catalog{Identifier: "lake"}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	tbl, err := cat.Load(ctx, lake.Ref{Namespace: "lake", Name: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := batchTable(t, ctx, dir)
 	if s := tbl.CurrentSnapshot(); s != nil {
 		fmt.Sscan(s.Summary.Properties["total-records"], &rows)
 	}
