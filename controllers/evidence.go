@@ -9,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/internal/window"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -92,13 +92,11 @@ func evidenceNow(wf *Object, lastRuns map[string]reconcile.LastRun) map[string]s
 		if !reconcile.MayHold(last) {
 			continue
 		}
-		a, b, _ := strings.Cut(key, "/")
-		start, err1 := time.Parse(time.RFC3339Nano, a)
-		end, err2 := time.Parse(time.RFC3339Nano, b)
-		if err1 != nil || err2 != nil {
+		w, err := window.Parse(key, time.UTC, time.Time{}) // a ledger key: START/END in UTC
+		if err != nil {
 			continue
 		}
-		out[key] = wf.evidence(spec, v1.LogicalWindow{Start: start, End: end})
+		out[key] = wf.evidence(spec, w)
 	}
 	return out
 }
