@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/ldp-dev/ldp/apis/k8s"
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/schemas"
 )
 
@@ -99,7 +98,7 @@ func clusterCatalog(path string, cat map[string]any) []string {
 	switch {
 	case typ == v1.CatalogLocal:
 		return []string{fmt.Sprintf("%s: a local catalog (a SQLite file in the warehouse folder) cannot work on a cluster, where each window runs in a pod of its own: %s", path, clusterCatalogFix)}
-	case typ == v1.CatalogSQL && !lake.IsPostgres(uri):
+	case typ == v1.CatalogSQL && !isPostgres(uri):
 		return []string{fmt.Sprintf("%s.uri: a sql catalog on a SQLite file (%s) cannot work on a cluster, where each window runs in a pod of its own: %s", path, uri, clusterCatalogFix)}
 	case typ == v1.CatalogSQL && !strings.Contains(wp, "://"):
 		if wp == "" {
@@ -117,6 +116,11 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+func isPostgres(uri string) bool {
+	u, err := url.Parse(uri)
+	return err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql")
 }
 
 // Validator is the validating admission webhook of one kind: kubectl apply of an object ldp

@@ -32,7 +32,7 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 	}
 	dialect, pg := sqlcat.SQLite, false
 	open := sqlOpener("sqlite", "file:"+strings.TrimPrefix(c.URI, "file:")+"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate")
-	if IsPostgres(c.URI) {
+	if strings.HasPrefix(c.URI, "postgres://") || strings.HasPrefix(c.URI, "postgresql://") {
 		dialect, pg = sqlcat.Postgres, true
 		if open, err = pgOpener(c.URI); err != nil {
 			return nil, ldperr.Configf("", "catalog %s: uri %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
@@ -59,10 +59,4 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 		return nil, fmt.Errorf("open catalog %s at %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))
 	}
 	return cat, nil
-}
-
-// IsPostgres says whether a sql catalog's uri names a PostgreSQL server; any other uri is a
-// SQLite file.
-func IsPostgres(uri string) bool {
-	return strings.HasPrefix(uri, "postgres://") || strings.HasPrefix(uri, "postgresql://")
 }
