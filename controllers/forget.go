@@ -34,19 +34,17 @@ func ForgetRuns(wf *Object, from, to string, now time.Time) (int, error) {
 	var ids []string
 	status := map[string]string{}
 	for _, e := range events {
-		if name, _ := e.Payload["workflow"].(string); name != wf.Name {
-			continue
-		}
-		win, _ := e.Payload["logical_window"].(string)
 		switch e.Type {
 		case WorkflowStarted:
-			if in[win] && status[e.RunID] == "" {
+			p, _ := ledger.As[ledger.WorkflowStartedPayload](e)
+			if p.Workflow == wf.Name && in[p.Window.String()] && status[e.RunID] == "" {
 				ids = append(ids, e.RunID)
 				status[e.RunID] = "started"
 			}
 		case WorkflowFinished:
-			if st, ok := e.Payload["status"].(string); ok && status[e.RunID] != "" {
-				status[e.RunID] = st // the last attempt's outcome decides
+			p, _ := ledger.As[ledger.WorkflowFinishedPayload](e)
+			if p.Workflow == wf.Name && p.Status != "" && status[e.RunID] != "" {
+				status[e.RunID] = string(p.Status) // the last attempt's outcome decides
 			}
 		}
 	}
@@ -59,8 +57,6 @@ func ForgetRuns(wf *Object, from, to string, now time.Time) (int, error) {
 	if len(gone) == 0 {
 		return 0, nil
 	}
-	e := ledger.Event{EventID: uuid.Must(uuid.NewV7()).String(), Type: ledger.RunsForgotten, SchemaVersion: ledger.SchemaVersion,
-		TS: time.Now().UTC(), RunID: uuid.Must(uuid.NewV7()).String(),
-		Payload: map[string]any{"workflow": wf.Name, "from": from, "to": to, "run_ids": gone}}
+	e := ledger.NewEvent(uuid.Must(uuid.NewV7()).String(), 0, 0, ledger.RunsForgottenPayload{Workflow: wf.Name, From: from, To: to, RunIDs: gone})
 	return len(gone), ledger.File{Path: wf.Ledger}.Append(e)
 }

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"os"
 	"slices"
-	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -133,36 +131,24 @@ func (o *Observer) ledger(path string) (*ledgerState, error) {
 	return st, nil
 }
 
-// runEvent is what the fold reads of a workflow or task event.
+// runEvent is a workflow, task or runs.forgotten event as the fold reads it: the envelope,
+// and the payload left as bytes for the fold to decode into the struct of its type.
 type runEvent struct {
-	Type    string `json:"type"`
-	RunID   string `json:"run_id"`
-	Attempt int    `json:"attempt"`
-	Payload struct {
-		Workflow string `json:"workflow"`
-		Window   string `json:"logical_window"`
-		Task     string `json:"task"`
-		Status   string `json:"status"`
-		// Fingerprint is a dbt task's build (task.finished).
-		Fingerprint string `json:"fingerprint"`
-		// RetryAt is when a failed task is due again, when its run did not wait (task.finished).
-		RetryAt time.Time `json:"retry_at"`
-		// RunIDs are the runs a runs.forgotten event forgets.
-		RunIDs []string `json:"run_ids"`
-		// Evidence is what a run saw of its spec and source (workflow.started).
-		Evidence string `json:"evidence"`
-		// TaskAttempt is the attempt a task's last try was; Retriable is false for a failure
-		// no retry can fix; FailedChecks are the checks of a data gate (task.finished).
-		TaskAttempt  int      `json:"task_attempt"`
-		Retriable    *bool    `json:"retriable"`
-		FailedChecks []string `json:"failed_checks"`
-	} `json:"payload"`
+	Type    string          `json:"type"`
+	RunID   string          `json:"run_id"`
+	Attempt int             `json:"attempt"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// payloadOf decodes e's payload as P; ok is false when it does not fit.
+func payloadOf[P ledger.Payload](e runEvent) (p P, ok bool) {
+	return p, json.Unmarshal(e.Payload, &p) == nil
 }
 
 // runEvents decodes the workflow and task events of ledger lines. Most lines are the events
 // of pipeline runs, which the fold does not need: they are passed over without decoding (ldp
-// writes every event as one compact JSON line), and the rest decode into a small struct, not
-// a map. A line that is not a whole event (a writer killed mid-line) is passed over, as
+// writes every event as one compact JSON line), and the rest decode into their payload
+// structs, not a map. A line that is not a whole event (a writer killed mid-line) is passed over, as
 // ledger.Read does.
 func runEvents(b []byte) []runEvent {
 	var out []runEvent
@@ -219,34 +205,13 @@ func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[strin
 // window. Several workflows (and dataset configs) in one folder share its ledger, so the
 // events of the others are left out.
 func LastRuns(events []ledger.Event, workflow string) map[string]reconcile.LastRun {
-	evs := make([]runEvent, len(events))
-	for i, e := range events {
-		evs[i] = runEvent{Type: e.Type, RunID: e.RunID, Attempt: e.Attempt}
-		p := &evs[i].Payload
-		p.Workflow, _ = e.Payload["workflow"].(string)
-		p.Window, _ = e.Payload["logical_window"].(string)
-		p.Task, _ = e.Payload["task"].(string)
-		if st, ok := e.Payload["status"]; ok && st != nil {
-			p.Status = fmt.Sprint(st) // a string once read from a file; an Outcome in memory
+	evs := make([]runEvent, 0, len(events))
+	for _, e := range events {
+		p, err := json.Marshal(e.Payload)
+		if err != nil {
+			continue
 		}
-		if at, ok := e.Payload["retry_at"].(string); ok {
-			p.RetryAt, _ = time.Parse(time.RFC3339Nano, at)
-		}
-		p.Evidence, _ = e.Payload["evidence"].(string)
-		p.TaskAttempt = payloadInt(e.Payload["task_attempt"])
-		if r, ok := e.Payload["retriable"].(bool); ok {
-			p.Retriable = &r
-		}
-		switch cs := e.Payload["failed_checks"].(type) {
-		case []string:
-			p.FailedChecks = cs
-		case []any:
-			for _, c := range cs {
-				if n, ok := c.(string); ok {
-					p.FailedChecks = append(p.FailedChecks, n)
-				}
-			}
-		}
+		evs = append(evs, runEvent{Type: e.Type, RunID: e.RunID, Attempt: e.Attempt, Payload: p})
 	}
 	f := newRunFold()
 	f.add(evs)
@@ -280,40 +245,46 @@ func (f *runFold) add(events []runEvent) {
 		k := runKey{e.RunID, e.Attempt}
 		switch e.Type {
 		case WorkflowStarted:
-			if f.runs[k] != nil {
+			p, ok := payloadOf[ledger.WorkflowStartedPayload](e)
+			if !ok || f.runs[k] != nil {
 				continue // the same event read twice
 			}
-			r := &runState{window: e.Payload.Window, last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: e.Payload.Evidence}}
+			r := &runState{window: p.Window.String(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence}}
 			f.runs[k] = r
-			f.byWorkflow[e.Payload.Workflow] = append(f.byWorkflow[e.Payload.Workflow], r)
+			f.byWorkflow[p.Workflow] = append(f.byWorkflow[p.Workflow], r)
 		case TaskFinished:
-			if r := f.runs[k]; r != nil {
-				r.last.Tasks[e.Payload.Task] = v1.Outcome(e.Payload.Status)
-				if e.Payload.TaskAttempt > 0 { // a task that never started (a shutdown) spent nothing
-					r.last.TaskAttempts = setIn(r.last.TaskAttempts, e.Payload.Task, e.Payload.TaskAttempt)
+			r := f.runs[k]
+			p, ok := payloadOf[ledger.TaskFinishedPayload](e)
+			if r == nil || !ok {
+				continue
+			}
+			r.last.Tasks[p.Task] = p.Status
+			if p.TaskAttempt > 0 { // a task that never started (a shutdown) spent nothing
+				r.last.TaskAttempts = setIn(r.last.TaskAttempts, p.Task, p.TaskAttempt)
+			}
+			if p.Retriable != nil && !*p.Retriable {
+				r.last.Fatal = setIn(r.last.Fatal, p.Task, true)
+			}
+			if len(p.FailedChecks) > 0 {
+				r.last.Checks = setIn(r.last.Checks, p.Task, p.FailedChecks)
+			}
+			if at := p.RetryAt; at != nil && !at.IsZero() && (r.last.RetryAt.IsZero() || at.Before(r.last.RetryAt)) {
+				r.last.RetryAt = *at
+			}
+			if p.Fingerprint != "" {
+				if r.fingerprints == nil {
+					r.fingerprints = map[string]string{}
 				}
-				if e.Payload.Retriable != nil && !*e.Payload.Retriable {
-					r.last.Fatal = setIn(r.last.Fatal, e.Payload.Task, true)
-				}
-				if len(e.Payload.FailedChecks) > 0 {
-					r.last.Checks = setIn(r.last.Checks, e.Payload.Task, e.Payload.FailedChecks)
-				}
-				if !e.Payload.RetryAt.IsZero() && (r.last.RetryAt.IsZero() || e.Payload.RetryAt.Before(r.last.RetryAt)) {
-					r.last.RetryAt = e.Payload.RetryAt
-				}
-				if e.Payload.Fingerprint != "" {
-					if r.fingerprints == nil {
-						r.fingerprints = map[string]string{}
-					}
-					r.fingerprints[e.Payload.Task] = e.Payload.Fingerprint
-				}
+				r.fingerprints[p.Task] = p.Fingerprint
 			}
 		case WorkflowFinished:
 			if r := f.runs[k]; r != nil {
 				r.last.Finished = true
 			}
 		case ledger.RunsForgotten:
-			f.forget(e.Payload.RunIDs)
+			if p, ok := payloadOf[ledger.RunsForgottenPayload](e); ok {
+				f.forget(p.RunIDs)
+			}
 		}
 	}
 }
@@ -325,21 +296,6 @@ func setIn[V any](m map[string]V, k string, v V) map[string]V {
 	}
 	m[k] = v
 	return m
-}
-
-// payloadInt is a number of an event's payload: a json.Number once read from a file, an int in
-// memory.
-func payloadInt(v any) int {
-	switch n := v.(type) {
-	case json.Number:
-		i, _ := n.Int64()
-		return int(i)
-	case int:
-		return n
-	case float64:
-		return int(n)
-	}
-	return 0
 }
 
 // forget drops the runs ldp runs forget named, as ledger.Read does.

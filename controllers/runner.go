@@ -22,10 +22,10 @@ import (
 
 // Workflow and task events.
 const (
-	WorkflowStarted  = "workflow.started"
-	WorkflowFinished = "workflow.finished"
-	TaskStarted      = "task.started"
-	TaskFinished     = "task.finished"
+	WorkflowStarted  = ledger.WorkflowStarted
+	WorkflowFinished = ledger.WorkflowFinished
+	TaskStarted      = ledger.TaskStarted
+	TaskFinished     = ledger.TaskFinished
 )
 
 // TaskContext is what a task kind gets for one attempt.
@@ -239,11 +239,7 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	for _, t := range wf.Tasks {
 		ids = append(ids, t.ID)
 	}
-	startedEv := map[string]any{"workflow": wf.Name, "file": wf.File, "logical_window": w.String(), "tasks": ids, "replace": o.Replace}
-	if ev := wf.Evidence(w); ev != "" {
-		startedEv["evidence"] = ev
-	}
-	rec.Emit(ctx, WorkflowStarted, startedEv)
+	rec.Record(ctx, ledger.WorkflowStartedPayload{Workflow: wf.Name, File: wf.File, Window: ledger.WindowOf(w), Tasks: ids, Replace: o.Replace, Evidence: wf.Evidence(w)})
 	status := map[string]v1.Outcome{}
 	planned := map[string]reconcile.TaskPlan{}
 	if o.Plan != nil {
@@ -277,27 +273,25 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 		}
 		status[t.ID] = tr.Status
 		wrote = wrote || tr.Status == v1.Succeeded
-		finished := map[string]any{"task": t.ID, "kind": t.Kind(), "status": tr.Status, "attempts": tr.Attempts, "task_run_id": tr.RunID, "error": tr.publicError()}
-		if tr.Detail != nil && tr.Detail.Fingerprint != "" {
-			finished["fingerprint"] = tr.Detail.Fingerprint
+		finished := ledger.TaskFinishedPayload{Task: t.ID, Kind: t.Kind(), Status: tr.Status, Attempts: tr.Attempts, TaskRunID: tr.RunID, Error: tr.publicError(), FailedChecks: tr.checks}
+		if tr.Detail != nil {
+			finished.Fingerprint = tr.Detail.Fingerprint
 		}
 		if !tr.RetryAt.IsZero() {
-			finished["retry_at"] = tr.RetryAt.UTC().Format(time.RFC3339Nano)
+			at := tr.RetryAt.UTC()
+			finished.RetryAt = &at
 		}
 		if tr.Attempts > 0 {
-			finished["task_attempt"] = o.Attempt + tr.Attempts - 1
+			finished.TaskAttempt = o.Attempt + tr.Attempts - 1
 		}
 		if tr.fatal {
-			finished["retriable"] = false
+			finished.Retriable = new(false)
 		}
-		if len(tr.checks) > 0 {
-			finished["failed_checks"] = tr.checks
-		}
-		rec.Emit(ctx, TaskFinished, finished)
+		rec.Record(ctx, finished)
 		res.Tasks = append(res.Tasks, tr)
 	}
 	res.Status = reconcile.Fold(res.outcomes())
-	rec.Emit(ctx, WorkflowFinished, map[string]any{"workflow": wf.Name, "logical_window": w.String(), "status": res.Status, "tasks": status})
+	rec.Record(ctx, ledger.WorkflowFinishedPayload{Workflow: wf.Name, Window: ledger.WindowOf(w), Status: res.Status, Tasks: status})
 	return res
 }
 
@@ -312,7 +306,7 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 	for n := 1; ; n++ {
 		attempt := o.Attempt + n - 1
 		tr.Attempts = n
-		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
+		rec.Record(ctx, ledger.TaskStartedPayload{Task: t.ID, Kind: t.Kind(), TaskRunID: tr.RunID, TaskAttempt: attempt})
 		out, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote})
 		tr.Detail, tr.err = nil, err
 		if !reflect.ValueOf(out).IsZero() {

@@ -188,9 +188,12 @@ func (r *Reconciler) gridPlans(ctx context.Context, obs *Observer, sc Scheduled,
 		}
 		return st.Grid, st, nil
 	}
-	events, _, _ := ledger.Read(sc.WF.Ledger)
+	hist, err := obs.History(sc.WF)
+	if err != nil {
+		return nil, nil, err
+	}
 	var first, last string
-	for w := range LastRuns(events, sc.WF.Name) {
+	for w := range hist {
 		a, b, ok := strings.Cut(w, "/")
 		if !ok {
 			continue
@@ -434,8 +437,8 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 			if run && e.Type == WorkflowStarted {
 				tr.Started = e.TS.UTC().Format(time.RFC3339)
 			}
-			if msg, _ := e.Payload["error"].(string); run && e.Payload["task"] == task && msg != "" && tr.Error == "" {
-				tr.Error = msg
+			if p, ok := ledger.As[ledger.TaskFinishedPayload](e); run && ok && p.Task == task && p.Error != "" && tr.Error == "" {
+				tr.Error = p.Error
 			}
 			if (own || run) && k == len(d.Tries)-1 {
 				b, _ := json.Marshal(e.Payload)
@@ -452,35 +455,22 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 
 // event takes what a try shows from one event of its task's run.
 func (t *Try) event(e ledger.Event) {
-	num := func(k string) int64 {
-		if n, ok := e.Payload[k].(json.Number); ok {
-			v, _ := n.Int64()
-			return v
-		}
-		return 0
-	}
 	switch e.Type {
 	case ledger.RunFinished:
-		t.RowsRead, t.RowsKept = num("rows_read"), num("rows_kept")
-		t.RowsOutside, t.RowsNoWindow = num("rows_outside_window"), num("rows_no_window_value")
-		if s := num("snapshot_id"); s != 0 {
-			t.Snapshot = s
+		p, _ := ledger.As[ledger.RunFinishedPayload](e)
+		t.RowsRead, t.RowsKept = p.RowsRead, p.RowsKept
+		t.RowsOutside, t.RowsNoWindow = p.RowsOutside, p.RowsNoWindowValue
+		if p.SnapshotID != 0 {
+			t.Snapshot = p.SnapshotID
 		}
-		if msg, ok := e.Payload["error"].(string); ok && msg != "" {
-			t.Error = msg
+		if p.Error != "" {
+			t.Error = p.Error
 		}
-	}
-	if checks, ok := e.Payload["checks"].([]any); ok {
+	case ledger.QualityEvaluated:
+		p, _ := ledger.As[ledger.QualityEvaluatedPayload](e)
 		t.Checks = nil
-		for _, c := range checks {
-			m, _ := c.(map[string]any)
-			name, _ := m["name"].(string)
-			passed, _ := m["passed"].(bool)
-			var failing int64
-			if n, ok := m["failing_rows"].(json.Number); ok {
-				failing, _ = n.Int64()
-			}
-			t.Checks = append(t.Checks, CheckResult{Name: name, Passed: passed, Failing: failing})
+		for _, c := range p.Checks {
+			t.Checks = append(t.Checks, CheckResult{Name: c.Name, Passed: c.Passed, Failing: c.FailingRows})
 		}
 	}
 }

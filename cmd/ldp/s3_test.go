@@ -186,11 +186,14 @@ func samplesByTwoWorkers(t *testing.T, catalog func(identifier string) map[strin
 			Type    string `json:"type"`
 			Payload struct {
 				Workflow string `json:"workflow"`
-				Window   string `json:"logical_window"`
+				Window   struct {
+					Start string `json:"start"`
+					End   string `json:"end"`
+				} `json:"logical_window"`
 			} `json:"payload"`
 		}
 		if json.Unmarshal([]byte(line), &e) == nil && e.Type == "workflow.started" {
-			runs[e.Payload.Workflow+" "+e.Payload.Window]++
+			runs[e.Payload.Workflow+" "+e.Payload.Window.Start+"/"+e.Payload.Window.End]++
 		}
 	}
 	for _, w := range []string{"2026-07-31T22:00:00Z/2026-08-01T22:00:00Z", "2026-08-01T22:00:00Z/2026-08-02T22:00:00Z", "2026-08-02T22:00:00Z/2026-08-03T22:00:00Z"} {

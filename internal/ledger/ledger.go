@@ -202,17 +202,15 @@ func dropForgotten(events []Event) []Event {
 func Forgotten(events []Event) map[string]bool {
 	var gone map[string]bool
 	for _, e := range events {
-		if e.Type != RunsForgotten {
+		p, ok := As[RunsForgottenPayload](e)
+		if !ok {
 			continue
 		}
-		ids, _ := e.Payload["run_ids"].([]any)
-		for _, id := range ids {
-			if s, ok := id.(string); ok {
-				if gone == nil {
-					gone = map[string]bool{}
-				}
-				gone[s] = true
+		for _, id := range p.RunIDs {
+			if gone == nil {
+				gone = map[string]bool{}
 			}
+			gone[id] = true
 		}
 	}
 	return gone

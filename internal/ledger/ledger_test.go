@@ -13,8 +13,8 @@ func TestAppendReadDedupeAndTornLines(t *testing.T) {
 	f := File{Path: path}
 	rec := NewRecorder("run-1", 1, []Sink{&FileSink{File: f}}, nil)
 	ctx := context.Background()
-	rec.Emit(ctx, RunStarted, map[string]any{"pipeline": "p", "idempotency_key": "k", "logical_window": map[string]any{"start": "a", "end": "b"}})
-	rec.Emit(ctx, RunFinished, map[string]any{"status": "published", "snapshot_id": int64(4680872402827869008), "rows_written": 3, "duration_s": 0.5})
+	rec.emit(ctx, RunStarted, map[string]any{"pipeline": "p", "idempotency_key": "k", "logical_window": map[string]any{"start": "a", "end": "b"}})
+	rec.emit(ctx, RunFinished, map[string]any{"status": "published", "snapshot_id": int64(4680872402827869008), "rows_written": 3, "duration_s": 0.5})
 	rec.Close()
 	raw, _ := os.ReadFile(path)
 	// A replayed line (same run, attempt and seq) and a torn last line.
@@ -22,7 +22,7 @@ func TestAppendReadDedupeAndTornLines(t *testing.T) {
 	os.WriteFile(path, []byte(string(raw)+lines[1]+`{"event_id": "x", "type": "run.fin`), 0o644)
 	// The next append ends the torn line first, so its own line stays whole.
 	rec2 := NewRecorder("run-2", 1, []Sink{&FileSink{File: f}}, nil)
-	rec2.Emit(ctx, RunStarted, map[string]any{"pipeline": "p"})
+	rec2.emit(ctx, RunStarted, map[string]any{"pipeline": "p"})
 	events, warns, err := Read(path)
 	if err != nil {
 		t.Fatal(err)

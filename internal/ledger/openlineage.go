@@ -68,45 +68,40 @@ type olRun struct {
 }
 
 func (s *OpenLineageSink) Emit(ctx context.Context, e Event) error {
-	p := e.Payload
 	switch e.Type {
 	case RunStarted:
-		s.run = olRun{job: str(p["pipeline"])}
-		s.run.input = dataset(p["source"])
-		s.run.output = dataset(p["target"])
-		if w, ok := p["logical_window"].(map[string]any); ok && str(w["start"]) != "" {
-			s.run.nominal = s.facet("1-0-1", "NominalTimeRunFacet", map[string]any{"nominalStartTime": w["start"], "nominalEndTime": w["end"]})
+		p, _ := As[RunStartedPayload](e)
+		s.run = olRun{job: p.Pipeline, input: dataset(p.Source), output: dataset(p.Target)}
+		if w := p.Window; w != nil && w.Start != "" {
+			s.run.nominal = s.facet("1-0-1", "NominalTimeRunFacet", map[string]any{"nominalStartTime": w.Start, "nominalEndTime": w.End})
 		}
 		return s.send(ctx, e, olEventStart, "")
 	case RunExtracted:
-		if cols, ok := p["schema"].([]any); ok {
-			for _, c := range cols {
-				if m, ok := c.(map[string]any); ok {
-					s.run.fields = append(s.run.fields, map[string]any{"name": m["name"], "type": m["type"]})
-				}
-			}
+		p, _ := As[RunExtractedPayload](e)
+		for _, c := range p.Schema {
+			s.run.fields = append(s.run.fields, map[string]any{"name": c.Name, "type": c.Type})
 		}
 	case QualityEvaluated:
-		if checks, ok := p["checks"].([]any); ok {
-			for _, c := range checks {
-				m, _ := c.(map[string]any)
-				a := map[string]any{"assertion": m["name"], "success": m["passed"]}
-				if col := str(m["column"]); col != "" {
-					a["column"] = col
-				}
-				s.run.assertions = append(s.run.assertions, a)
+		p, _ := As[QualityEvaluatedPayload](e)
+		for _, c := range p.Checks {
+			a := map[string]any{"assertion": c.Name, "success": c.Passed}
+			if c.Column != "" {
+				a["column"] = c.Column
 			}
+			s.run.assertions = append(s.run.assertions, a)
 		}
 	case RunPublished:
-		s.run.rowsWritten = num(p["rows_written"])
+		p, _ := As[RunPublishedPayload](e)
+		s.run.rowsWritten = p.RowsWritten
 	case RunFinished:
-		switch str(p["status"]) {
+		p, _ := As[RunFinishedPayload](e)
+		switch p.Status {
 		case "published", "skipped_duplicate":
 			return s.send(ctx, e, olEventComplete, "")
 		default:
-			msg := str(p["error"])
+			msg := p.Error
 			if msg == "" {
-				msg = "run ended " + str(p["status"])
+				msg = "run ended " + p.Status
 			}
 			return s.send(ctx, e, olEventFail, msg)
 		}
@@ -413,21 +408,11 @@ func appendLine(path string, line []byte) error {
 }
 
 // dataset reads the {namespace, name} of a source or target from a run.started payload.
-func dataset(v any) map[string]any {
-	m, ok := v.(map[string]any)
-	if !ok {
+func dataset(d Dataset) map[string]any {
+	if d.Name == "" {
 		return nil
 	}
-	ns, name := str(m["namespace"]), str(m["name"])
-	if name == "" {
-		return nil
-	}
-	return map[string]any{"namespace": ns, "name": name}
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
+	return map[string]any{"namespace": d.Namespace, "name": d.Name}
 }
 
 func copyMap(m map[string]any) map[string]any {

@@ -47,13 +47,15 @@ func (r *Recorder) SetTable(uuid string) {
 	}
 }
 
-// Emit records one event. Every string of the payload passes through the redactor first.
-func (r *Recorder) Emit(ctx context.Context, typ string, payload map[string]any) {
+// Record records one event of p's type.
+// Every string of the payload passes through the redactor first.
+func (r *Recorder) Record(ctx context.Context, p Payload) { r.emit(ctx, p.EventType(), p) }
+
+// emit records one event of type typ with payload, any value that encodes as a JSON object
+// (the package's tests write partial payloads as maps).
+func (r *Recorder) emit(ctx context.Context, typ string, payload any) {
 	if r == nil {
 		return
-	}
-	if payload == nil {
-		payload = map[string]any{}
 	}
 	e := Event{
 		EventID: uuid.Must(uuid.NewV7()).String(), Type: typ, SchemaVersion: SchemaVersion,
@@ -82,7 +84,7 @@ func (r *Recorder) Close() {
 
 // jsonish turns a payload into plain JSON values (maps, slices, strings, numbers), so the
 // redactor sees every string and sinks see what a reader of the file will.
-func jsonish(v map[string]any) map[string]any {
+func jsonish(v any) map[string]any {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return map[string]any{"error": "payload could not be encoded: " + err.Error()}
@@ -93,6 +95,9 @@ func jsonish(v map[string]any) map[string]any {
 	dec.UseNumber()
 	if err := dec.Decode(&out); err != nil {
 		return map[string]any{"error": "payload could not be encoded: " + err.Error()}
+	}
+	if out == nil { // a nil payload
+		out = map[string]any{}
 	}
 	return out
 }
@@ -113,4 +118,10 @@ func (s *FileSink) Close() error {
 		return nil
 	}
 	return s.Sync()
+}
+
+// NewEvent is one event of p's type written outside a run's Recorder (ldp runs forget).
+func NewEvent(runID string, attempt, seq int, p Payload) Event {
+	return Event{EventID: uuid.Must(uuid.NewV7()).String(), Type: p.EventType(), SchemaVersion: SchemaVersion,
+		TS: time.Now().UTC(), RunID: runID, Attempt: attempt, Seq: seq, Payload: jsonish(p)}
 }

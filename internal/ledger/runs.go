@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/json"
 	"sort"
 	"strings"
 	"time"
@@ -48,35 +47,36 @@ func Summarize(events []Event, allAttempts bool) []RunSummary {
 			byKey[k] = s
 			order = append(order, k)
 		}
-		p := e.Payload
 		switch e.Type {
 		case RunStarted:
+			p, _ := As[RunStartedPayload](e)
 			s.Started = e.TS
-			s.Pipeline = str(p["pipeline"])
-			s.Key = str(p["idempotency_key"])
-			if w, ok := p["logical_window"].(map[string]any); ok {
-				s.Window = str(w["start"]) + "/" + str(w["end"])
+			s.Pipeline = p.Pipeline
+			s.Key = p.IdempotencyKey
+			if p.Window != nil {
+				s.Window = p.Window.String()
 			}
 		case RunExtracted:
-			s.RowsRead = num(p["rows_read"])
+			p, _ := As[RunExtractedPayload](e)
+			s.RowsRead = p.RowsRead
 		case QualityEvaluated:
+			p, _ := As[QualityEvaluatedPayload](e)
 			s.ChecksPassed, s.ChecksFailed = 0, 0
-			if checks, ok := p["checks"].([]any); ok {
-				for _, c := range checks {
-					if m, ok := c.(map[string]any); ok && m["passed"] == true {
-						s.ChecksPassed++
-					} else {
-						s.ChecksFailed++
-					}
+			for _, c := range p.Checks {
+				if c.Passed {
+					s.ChecksPassed++
+				} else {
+					s.ChecksFailed++
 				}
 			}
 		case RunFinished:
-			s.Status = str(p["status"])
-			s.DurationS = float(p["duration_s"])
-			s.RowsRead = num(p["rows_read"])
-			s.RowsWritten = num(p["rows_written"])
-			s.SnapshotID = num(p["snapshot_id"])
-			s.Error = str(p["error"])
+			p, _ := As[RunFinishedPayload](e)
+			s.Status = p.Status
+			s.DurationS = p.DurationS
+			s.RowsRead = p.RowsRead
+			s.RowsWritten = p.RowsWritten
+			s.SnapshotID = p.SnapshotID
+			s.Error = p.Error
 		}
 	}
 	var out []RunSummary
@@ -99,34 +99,4 @@ func Summarize(events []Event, allAttempts bool) []RunSummary {
 		return out[i].Attempt > out[j].Attempt
 	})
 	return out
-}
-
-func num(v any) int64 {
-	switch t := v.(type) {
-	case json.Number:
-		n, err := t.Int64()
-		if err != nil {
-			f, _ := t.Float64()
-			return int64(f)
-		}
-		return n
-	case float64:
-		return int64(t)
-	case int64:
-		return t
-	case int:
-		return int64(t)
-	}
-	return 0
-}
-
-func float(v any) float64 {
-	switch t := v.(type) {
-	case json.Number:
-		f, _ := t.Float64()
-		return f
-	case float64:
-		return t
-	}
-	return 0
 }

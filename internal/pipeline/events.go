@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
+	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/window"
 )
@@ -16,41 +18,42 @@ import (
 // The payloads of a pipeline run's events. They carry counts, names and numeric metrics only:
 // never a row's values.
 
-func (r *run) startedPayload() map[string]any {
+func (r *run) startedPayload() ledger.RunStartedPayload {
 	p := r.p
 	pm := "direct"
 	if r.keyed() {
 		pm = "staged"
 	}
-	payload := map[string]any{
-		"pipeline":        p.Identifier,
-		"spec":            p.Path,
-		"mode":            string(r.res.Mode),
-		"publish_mode":    pm,
-		"idempotency_key": r.res.Key,
-		"spec_hash":       r.res.SpecHash,
-		"source":          r.sourceDataset(),
-		"target":          r.targetDataset(),
-		"ldp_version":     r.opts.Version,
+	payload := ledger.RunStartedPayload{
+		Pipeline:       p.Identifier,
+		Spec:           p.Path,
+		Mode:           string(r.res.Mode),
+		PublishMode:    pm,
+		IdempotencyKey: r.res.Key,
+		SpecHash:       r.res.SpecHash,
+		Source:         r.sourceDataset(),
+		Target:         r.targetDataset(),
+		LdpVersion:     r.opts.Version,
 	}
 	if !r.opts.Window.IsZero() {
-		payload["logical_window"] = map[string]any{"start": r.opts.Window.Start.UTC(), "end": r.opts.Window.End.UTC()}
+		w := ledger.WindowOf(r.opts.Window)
+		payload.Window = &w
 	}
 	return payload
 }
 
 // sourceDataset names the source as OpenLineage does: a file by its absolute path, a table by
 // its identifier in the warehouse's namespace.
-func (r *run) sourceDataset() map[string]any {
+func (r *run) sourceDataset() ledger.Dataset {
 	src := r.p.Metadata.Source
 	if src.Format == v1.FormatIceberg {
-		return map[string]any{"format": string(src.Format), "namespace": warehouseNS(r.p.BaseDir, src.Catalog.WarehousePath), "name": lake.RefOfSource(src).String()}
+		return ledger.Dataset{Format: string(src.Format), Namespace: warehouseNS(r.p.BaseDir, src.Catalog.WarehousePath), Name: lake.RefOfSource(src).String()}
 	}
 	path := src.Path
 	if filled, err := window.FillPath(src.Path, r.opts.Window, r.win.Location); err == nil {
 		path = filled
 	}
-	return map[string]any{"format": string(src.Format), "namespace": "file", "name": absPath(r.resolve(path)), "path_template": src.Path}
+	return ledger.Dataset{Format: string(src.Format), Namespace: "file", Name: absPath(r.resolve(path)), PathTemplate: src.Path}
 }
 
 // absPath makes a local path absolute; a URL (s3://...) is kept as written.
@@ -64,12 +67,12 @@ func absPath(p string) string {
 	return p
 }
 
-func (r *run) targetDataset() map[string]any {
+func (r *run) targetDataset() ledger.Dataset {
 	t := r.p.Metadata.Target
 	if r.p.IsIceberg() {
-		return map[string]any{"format": string(t.Format), "namespace": warehouseNS(r.p.BaseDir, t.Catalog.WarehousePath), "name": lake.RefOf(t).String()}
+		return ledger.Dataset{Format: string(t.Format), Namespace: warehouseNS(r.p.BaseDir, t.Catalog.WarehousePath), Name: lake.RefOf(t).String()}
 	}
-	return map[string]any{"format": string(t.Format), "namespace": "file", "name": absPath(r.resolve(t.Path))}
+	return ledger.Dataset{Format: string(t.Format), Namespace: "file", Name: absPath(r.resolve(t.Path))}
 }
 
 func warehouseNS(base, wp string) string {
@@ -82,24 +85,27 @@ func warehouseNS(base, wp string) string {
 	return "iceberg+file://" + wp
 }
 
-func (r *run) publishedPayload() map[string]any {
-	p := map[string]any{"rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key}
+func (r *run) publishedPayload() ledger.RunPublishedPayload {
+	p := ledger.RunPublishedPayload{RowsWritten: r.res.RowsWritten, SnapshotID: r.res.SnapshotID, IdempotencyKey: r.res.Key}
 	if r.res.Write != nil {
-		p["write_result"] = r.res.Write
+		p.WriteResult, _ = json.Marshal(r.res.Write)
 	}
 	return p
 }
 
-func (r *run) finishedPayload() map[string]any {
-	p := map[string]any{
-		"status": r.res.Status, "duration_s": r.res.DurationS, "rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept,
-		"rows_outside_window": r.res.RowsOutside, "rows_no_window_value": r.res.RowsNoWindow, "rows_written": r.res.RowsWritten, "snapshot_id": r.res.SnapshotID, "idempotency_key": r.res.Key,
-		"pipeline": r.p.Identifier, "logical_window": r.res.Window, "error": r.publicError(),
+func (r *run) finishedPayload() ledger.RunFinishedPayload {
+	p := ledger.RunFinishedPayload{
+		Status: r.res.Status, DurationS: r.res.DurationS, RowsRead: r.res.RowsRead, RowsKept: r.res.RowsKept,
+		RowsOutside: r.res.RowsOutside, RowsNoWindowValue: r.res.RowsNoWindow, RowsWritten: r.res.RowsWritten, SnapshotID: r.res.SnapshotID, IdempotencyKey: r.res.Key,
+		Pipeline: r.p.Identifier, Error: r.publicError(),
+	}
+	if !r.opts.Window.IsZero() {
+		w := ledger.WindowOf(r.opts.Window)
+		p.Window = &w
 	}
 	if q := r.res.Quality; q != nil {
-		p["quality_passed"] = q.Passed()
 		passed, failed := q.Counts()
-		p["checks_passed"], p["checks_failed"] = passed, failed
+		p.QualityPassed, p.ChecksPassed, p.ChecksFailed = new(q.Passed()), &passed, &failed
 	}
 	return p
 }
@@ -118,19 +124,19 @@ func errorType(err error) string {
 	return t
 }
 
-func (r *run) qualityPayload(rep *quality.Report) map[string]any {
-	checks := make([]map[string]any, len(rep.Results))
+func (r *run) qualityPayload(rep *quality.Report) ledger.QualityEvaluatedPayload {
+	checks := make([]ledger.CheckResult, len(rep.Results))
 	for i, res := range rep.Results {
-		checks[i] = map[string]any{"name": res.Name, "check": res.Check, "passed": res.Passed, "failing_rows": res.FailingRows, "metrics": res.Metrics}
+		checks[i] = ledger.CheckResult{Name: res.Name, Check: res.Check, Passed: res.Passed, FailingRows: res.FailingRows, Metrics: res.Metrics}
 	}
 	if q := r.p.Metadata.Quality; q != nil {
 		for i, c := range q.Checks {
-			if i < len(checks) && c.Column != "" {
-				checks[i]["column"] = c.Column
+			if i < len(checks) {
+				checks[i].Column = c.Column
 			}
 		}
 	}
-	return map[string]any{"rows": rep.Rows, "null_counts": rep.NullCounts, "passed": rep.Passed(), "on_failure": rep.OnFailure, "checks": checks}
+	return ledger.QualityEvaluatedPayload{Rows: rep.Rows, NullCounts: rep.NullCounts, Passed: rep.Passed(), OnFailure: rep.OnFailure, Checks: checks}
 }
 
 // publicError is the run's error as events carry it: without the row values a message may

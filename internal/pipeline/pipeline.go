@@ -327,7 +327,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	}
 	r.rec = ledger.NewRecorder(opts.RunID, opts.Attempt, opts.Sinks, opts.Warn)
 	defer r.rec.Close()
-	r.rec.Emit(ctx, ledger.RunStarted, r.startedPayload())
+	r.rec.Record(ctx, r.startedPayload())
 	write := routes[route]
 	if write == nil {
 		write = modelRoutes[route]
@@ -341,7 +341,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	switch {
 	case err == nil && r.skipped:
 		r.res.Status = StatusSkippedDuplicate
-		r.rec.Emit(ctx, ledger.RunSkippedDuplicate, map[string]any{"idempotency_key": r.res.Key, "snapshot_id": r.res.SnapshotID})
+		r.rec.Record(ctx, ledger.RunSkippedDuplicatePayload{IdempotencyKey: r.res.Key, SnapshotID: r.res.SnapshotID})
 	case err == nil:
 		r.res.Status = StatusPublished
 		if r.sniff != nil && !r.sniff.shared {
@@ -349,17 +349,17 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 			// must not make the next windows read theirs so.
 			r.opts.Sniffs.put(r.sniff.key, r.sniff.sniffed)
 		}
-		r.rec.Emit(ctx, ledger.RunPublished, r.publishedPayload())
+		r.rec.Record(ctx, r.publishedPayload())
 	case ldperr.IsDataGate(err):
 		r.res.Status = StatusBlocked
 		r.res.Error = err.Error()
-		var fails []map[string]any
+		var fails []ledger.Failure
 		if r.res.Quality != nil {
 			for _, f := range r.res.Quality.Failures() {
-				fails = append(fails, map[string]any{"name": f.Name, "check": f.Check, "details": f.Details, "failing_rows": f.FailingRows})
+				fails = append(fails, ledger.Failure{Name: f.Name, Check: f.Check, Details: f.Details, FailingRows: f.FailingRows})
 			}
 		}
-		r.rec.Emit(ctx, ledger.RunBlockedQuality, map[string]any{"failures": fails})
+		r.rec.Record(ctx, ledger.RunBlockedQualityPayload{Failures: fails})
 	default:
 		r.res.Status = StatusFailed
 		r.res.Error = err.Error()
@@ -369,9 +369,9 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 			stage = se.Stage
 		}
 		r.res.Stage = stage
-		r.rec.Emit(ctx, ledger.RunFailed, map[string]any{"stage": stage, "error_type": errorType(err), "message": ldperr.Public(err)})
+		r.rec.Record(ctx, ledger.RunFailedPayload{Stage: stage, ErrorType: errorType(err), Message: ldperr.Public(err)})
 	}
-	r.rec.Emit(ctx, ledger.RunFinished, r.finishedPayload())
+	r.rec.Record(ctx, r.finishedPayload())
 	return r.res, err
 }
 
@@ -407,12 +407,12 @@ func (r *run) stages(ctx context.Context, write writer) error {
 	if r.opts.Hook != nil {
 		r.opts.Hook("extracted")
 	}
-	schema := make([]map[string]any, len(r.cols))
+	schema := make([]ledger.Column, len(r.cols))
 	for i, c := range r.cols {
-		schema[i] = map[string]any{"name": c.Name, "type": c.Type}
+		schema[i] = ledger.Column{Name: c.Name, Type: c.Type}
 	}
-	r.rec.Emit(ctx, ledger.RunExtracted, map[string]any{"rows_read": r.res.RowsRead, "rows_kept": r.res.RowsKept,
-		"rows_outside_window": r.res.RowsOutside, "rows_no_window_value": r.res.RowsNoWindow, "schema": schema, "source_path": r.res.SourcePath})
+	r.rec.Record(ctx, ledger.RunExtractedPayload{RowsRead: r.res.RowsRead, RowsKept: r.res.RowsKept,
+		RowsOutside: r.res.RowsOutside, RowsNoWindowValue: r.res.RowsNoWindow, Schema: schema, SourcePath: r.res.SourcePath})
 	if err := r.transform(ctx); err != nil {
 		return &StageError{Stage: StageTransform, Err: err}
 	}
@@ -934,7 +934,7 @@ func (r *run) validate(ctx context.Context) error {
 	for _, l := range rep.Lines() {
 		fmt.Fprintln(r.opts.Log, l)
 	}
-	r.rec.Emit(ctx, ledger.QualityEvaluated, r.qualityPayload(rep))
+	r.rec.Record(ctx, r.qualityPayload(rep))
 	// A window rule holds the batch back whatever on_failure says: its own field says so.
 	if len(windowFailed) > 0 || (!rep.Passed() && rep.OnFailure != "warn") {
 		return &quality.GateError{Target: r.res.Target, Report: rep}

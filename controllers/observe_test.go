@@ -1,0 +1,53 @@
+package controllers
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/reconcile"
+)
+
+// TestFoldReadsBothWindowShapes: a ledger written before issue 30 carries a workflow event's
+// window as "START/END", newer lines carry the object; the observer's fold (the plan's) and
+// LastRuns (ldp status's, the tests') read both as one window, whose last run is the newer.
+func TestFoldReadsBothWindowShapes(t *testing.T) {
+	lines := strings.Join([]string{
+		`{"type":"workflow.started","run_id":"r1","attempt":1,"seq":0,"payload":{"file":"daily.json","logical_window":"2026-08-01T00:00:00Z/2026-08-02T00:00:00Z","tasks":["load"],"workflow":"daily"}}`,
+		`{"type":"task.finished","run_id":"r1","attempt":1,"seq":1,"payload":{"attempts":1,"error":"","kind":"pipeline","status":"succeeded","task":"load","task_attempt":1,"task_run_id":"r1/load"}}`,
+		`{"type":"workflow.finished","run_id":"r1","attempt":1,"seq":2,"payload":{"logical_window":"2026-08-01T00:00:00Z/2026-08-02T00:00:00Z","status":"succeeded","tasks":{"load":"succeeded"},"workflow":"daily"}}`,
+		`{"type":"workflow.started","run_id":"r2","attempt":1,"seq":0,"payload":{"evidence":"e2","file":"daily.json","logical_window":{"end":"2026-08-02T00:00:00Z","start":"2026-08-01T00:00:00Z"},"replace":true,"tasks":["load"],"workflow":"daily"}}`,
+		`{"type":"task.finished","run_id":"r2","attempt":1,"seq":1,"payload":{"attempts":1,"error":"no file","failed_checks":["n"],"kind":"pipeline","retriable":false,"retry_at":"2026-08-03T02:10:00Z","status":"failed","task":"load","task_attempt":3,"task_run_id":"r2/load"}}`,
+		`{"type":"workflow.finished","run_id":"r2","attempt":1,"seq":2,"payload":{"logical_window":{"end":"2026-08-02T00:00:00Z","start":"2026-08-01T00:00:00Z"},"status":"failed","tasks":{"load":"failed"},"workflow":"daily"}}`,
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := new(Observer).ledger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _, err := ledger.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := time.Date(2026, 8, 3, 2, 10, 0, 0, time.UTC)
+	for name, last := range map[string]map[string]reconcile.LastRun{"observer": st.fold.lastRuns("daily"), "LastRuns": LastRuns(events, "daily")} {
+		if len(last) != 1 {
+			t.Fatalf("%s: windows %v, want one", name, last)
+		}
+		lr, ok := last[aug1.String()]
+		if !ok || lr.RunID != "r2" || !lr.Finished || lr.Tasks["load"] != v1.Failed || lr.Evidence != "e2" || !lr.RetryAt.Equal(retry) ||
+			lr.TaskAttempts["load"] != 3 || !lr.Fatal["load"] || strings.Join(lr.Checks["load"], ",") != "n" {
+			t.Errorf("%s: last run of %s is %+v, want r2, failed at attempt 3, fatal, retry at %s", name, aug1, lr, retry)
+		}
+	}
+	if h := st.fold.history("daily")[aug1.String()]; len(h) != 2 || h[0].RunID != "r1" || h[0].Tasks["load"] != v1.Succeeded {
+		t.Errorf("history %+v, want r1 (the old line) then r2", h)
+	}
+}
