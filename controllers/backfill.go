@@ -24,7 +24,7 @@ const (
 	OutcomePublished WindowOutcome = "published" // something was written or built
 	OutcomeSkipped   WindowOutcome = "skipped"   // every task found its work done
 	OutcomeBlocked   WindowOutcome = WindowOutcome(v1.Blocked)
-	OutcomeFailed    WindowOutcome = "failed"
+	OutcomeFailed    WindowOutcome = WindowOutcome(v1.Failed)
 	OutcomeDone      WindowOutcome = "done" // published before the backfill: not read, planned or logged
 	OutcomeNotRun    WindowOutcome = "not_run"
 )
@@ -164,13 +164,7 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 	} else {
 		r.runGrouped(ctx, wf, res, o)
 	}
-	res.Outcome = v1.Succeeded
-	switch {
-	case res.Counts[OutcomeFailed] > 0:
-		res.Outcome = v1.Failed
-	case res.Counts[OutcomeBlocked] > 0:
-		res.Outcome = v1.Blocked
-	}
+	res.Outcome = reconcile.FoldCounts(res.Counts)
 	return res, nil
 }
 

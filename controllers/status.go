@@ -275,15 +275,11 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 
 // windowCell is a whole window's state for the summary bar: the worst of its tasks' cells.
 func windowCell(p WindowPlan, tasks []OrderedTask, now time.Time) reconcile.CellState {
-	rank := []reconcile.CellState{reconcile.CellFailed, reconcile.CellRetrying, reconcile.CellBlocked, reconcile.CellUpstreamFailed,
-		reconcile.CellUnfinished, reconcile.CellMissing, reconcile.CellWaiting, reconcile.CellSkipped, reconcile.CellPublished}
-	worst := len(rank) - 1
-	for _, t := range tasks {
-		if i := slices.Index(rank, reconcile.Cell(p, t.ID, now)); i >= 0 && i < worst {
-			worst = i
-		}
+	cells := make([]reconcile.CellState, len(tasks))
+	for i, t := range tasks {
+		cells[i] = reconcile.Cell(p, t.ID, now)
 	}
-	return rank[worst]
+	return reconcile.WorstCell(cells)
 }
 
 // axisOf encodes the plans' window starts by step, and marks the odd days.

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"slices"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -24,6 +25,22 @@ const (
 	// late rows): nothing is missing yet, it runs once it is finished.
 	CellWaiting CellState = "waiting"
 )
+
+// cellRank orders cells worst first for a window's summary: the one fold's order (failed over
+// blocked over done, Fold), with the states between.
+var cellRank = []CellState{CellFailed, CellRetrying, CellBlocked, CellUpstreamFailed, CellUnfinished, CellMissing, CellSkipped, CellPublished}
+
+// WorstCell is a whole window's state from its tasks' cells: the worst of them (a waiting
+// cell, or none, counts as published, as the summary bar shows it).
+func WorstCell(cells []CellState) CellState {
+	worst := len(cellRank) - 1
+	for _, c := range cells {
+		if i := slices.Index(cellRank, c); i >= 0 && i < worst {
+			worst = i
+		}
+	}
+	return cellRank[worst]
+}
 
 // Cell is the state of task in the window p plans, from the window's last run and the task's
 // plan: what the task's last attempt ended as, else unfinished when the run never finished,

@@ -109,6 +109,19 @@ func Fold(tasks []v1.Outcome) v1.Outcome {
 	return out
 }
 
+// FoldCounts is Fold over counted outcomes: counts maps how windows (or tasks) ended, spelled
+// as an Outcome (the window states failed and blocked are), to how many ended so. A
+// backfill's outcome and a Kubernetes object's Ready condition come from it.
+func FoldCounts[K ~string, N ~int | ~int32](counts map[K]N) v1.Outcome {
+	outcomes := make([]v1.Outcome, 0, len(counts))
+	for k, n := range counts {
+		if n > 0 {
+			outcomes = append(outcomes, v1.Outcome(k))
+		}
+	}
+	return Fold(outcomes)
+}
+
 // Succeeded reports whether the run finished with every task of tasks done.
 func (l LastRun) succeeded(tasks []Task) bool {
 	if !l.Finished || len(l.Tasks) == 0 {

@@ -316,3 +316,55 @@ func TestReplacedWindowIsPublished(t *testing.T) {
 		t.Errorf("partial: %s %+v", p.State, p.Tasks)
 	}
 }
+
+// TestFoldCounts: counted window states and backfill outcomes fold as Fold does: failed over
+// blocked over the rest, a zero count deciding nothing.
+func TestFoldCounts(t *testing.T) {
+	for _, c := range []struct {
+		counts map[v1.WindowState]int32
+		want   v1.Outcome
+	}{
+		{map[v1.WindowState]int32{}, v1.Succeeded},
+		{map[v1.WindowState]int32{v1.StatePublished: 3, v1.StateMissing: 1}, v1.Succeeded},
+		{map[v1.WindowState]int32{v1.StatePublished: 3, v1.StateBlocked: 1}, v1.Blocked},
+		{map[v1.WindowState]int32{v1.StateBlocked: 2, v1.StateFailed: 1, v1.StatePublished: 1}, v1.Failed},
+		{map[v1.WindowState]int32{v1.StateFailed: 0, v1.StateBlocked: 1}, v1.Blocked},
+	} {
+		if got := FoldCounts(c.counts); got != c.want {
+			t.Errorf("FoldCounts(%v) = %s, want %s", c.counts, got, c.want)
+		}
+	}
+	if got := FoldCounts(map[string]int{"failed": 1}); got != v1.Failed {
+		t.Errorf("FoldCounts over strings = %s", got)
+	}
+}
+
+// TestWorstCellFoldsAsFold: a window's summary cell is the worst of its tasks', in the order
+// Fold folds outcomes.
+func TestWorstCellFoldsAsFold(t *testing.T) {
+	cellOf := map[v1.Outcome]CellState{v1.Succeeded: CellPublished, v1.Skipped: CellSkipped, v1.Failed: CellFailed, v1.Blocked: CellBlocked, v1.UpstreamFailed: CellUpstreamFailed}
+	all := []v1.Outcome{v1.Succeeded, v1.Skipped, v1.Failed, v1.Blocked, v1.UpstreamFailed}
+	for _, a := range all {
+		for _, b := range all {
+			got := WorstCell([]CellState{cellOf[a], cellOf[b]})
+			if f := Fold([]v1.Outcome{a, b}); f != v1.Succeeded && got != cellOf[f] {
+				t.Errorf("WorstCell(%s, %s) = %s, but Fold gives %s", cellOf[a], cellOf[b], got, f)
+			}
+		}
+	}
+	for _, c := range []struct {
+		cells []CellState
+		want  CellState
+	}{
+		{nil, CellPublished},
+		{[]CellState{CellWaiting}, CellPublished},
+		{[]CellState{CellPublished, CellMissing, CellSkipped}, CellMissing},
+		{[]CellState{CellBlocked, CellRetrying, CellUnfinished}, CellRetrying},
+		{[]CellState{CellUpstreamFailed, CellBlocked}, CellBlocked},
+		{[]CellState{CellRetrying, CellFailed}, CellFailed},
+	} {
+		if got := WorstCell(c.cells); got != c.want {
+			t.Errorf("WorstCell(%v) = %s, want %s", c.cells, got, c.want)
+		}
+	}
+}

@@ -24,7 +24,7 @@ type WindowState string
 // Window states.
 const (
 	StatePublished WindowState = "published"
-	StateFailed    WindowState = "failed"
+	StateFailed    WindowState = WindowState(Failed)
 	StateBlocked   WindowState = WindowState(Blocked)
 	StatePartial   WindowState = "partial"
 	StateMissing   WindowState = "missing"

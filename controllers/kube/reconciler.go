@@ -335,6 +335,7 @@ func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, waiting int) {
 	}
 	summary := summarize(counts)
 	count := func(s v1.WindowState) int32 { return counts[string(s)] }
+	outcome := reconcile.FoldCounts(counts)
 	switch {
 	case obj.GetSpec().Suspend:
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonSuspended, "suspended: no new Jobs; "+summary)
@@ -346,10 +347,10 @@ func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, waiting int) {
 		}
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionTrue, reason, summary)
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonProgressing, summary)
-	case count(v1.StateFailed) > 0:
+	case outcome == v1.Failed:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonFailed, summary)
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonFailed, summary+": its attempts are spent; change the object or delete the failed Jobs to run them again")
-	case count(v1.StateBlocked) > 0:
+	case outcome == v1.Blocked:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonBlocked, summary)
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonBlocked, summary+": a data gate held them back; fix the data and delete the blocked Jobs to run them again")
 	case total == 0:
