@@ -9,12 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/pipeline"
-	"github.com/ldp-dev/ldp/internal/window"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -85,14 +83,14 @@ func statFiles(h hash.Hash, base, path string) {
 }
 
 // evidenceNow is the evidence now of each window of lastRuns that its last run may hold.
-func evidenceNow(wf *Object, lastRuns map[string]reconcile.LastRun) map[string]string {
-	out := map[string]string{}
+func evidenceNow(wf *Object, lastRuns map[v1.WindowKey]reconcile.LastRun) map[v1.WindowKey]string {
+	out := map[v1.WindowKey]string{}
 	spec := wf.specDigest()
 	for key, last := range lastRuns {
 		if !reconcile.MayHold(last) {
 			continue
 		}
-		w, err := window.Parse(key, time.UTC, time.Time{}) // a ledger key: START/END in UTC
+		w, err := key.Window()
 		if err != nil {
 			continue
 		}

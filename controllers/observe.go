@@ -67,7 +67,7 @@ type ledgerState struct {
 
 // Observe is the package's Observe, with the ledger read incrementally.
 func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed, error) {
-	obs := reconcile.Observed{Keys: map[string]map[string]bool{}, SpecHashes: map[string][]string{}, LastRuns: map[string]reconcile.LastRun{}}
+	obs := reconcile.Observed{Keys: map[string]map[string]bool{}, SpecHashes: map[string][]string{}, LastRuns: map[v1.WindowKey]reconcile.LastRun{}}
 	for _, t := range wf.Planning().Tasks {
 		if !t.Keyed() || obs.Keys[t.Target] != nil {
 			continue
@@ -204,7 +204,7 @@ func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[strin
 // LastRuns folds the workflow and task events of one workflow into the last run of each
 // window. Several workflows (and dataset configs) in one folder share its ledger, so the
 // events of the others are left out.
-func LastRuns(events []ledger.Event, workflow string) map[string]reconcile.LastRun {
+func LastRuns(events []ledger.Event, workflow string) map[v1.WindowKey]reconcile.LastRun {
 	evs := make([]runEvent, 0, len(events))
 	for _, e := range events {
 		p, err := json.Marshal(e.Payload)
@@ -230,7 +230,7 @@ type runKey struct {
 }
 
 type runState struct {
-	window string
+	window v1.WindowKey
 	last   reconcile.LastRun
 	// fingerprints are the builds of the run's dbt tasks.
 	fingerprints map[string]string
@@ -249,7 +249,7 @@ func (f *runFold) add(events []runEvent) {
 			if !ok || f.runs[k] != nil {
 				continue // the same event read twice
 			}
-			r := &runState{window: p.Window.String(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence}}
+			r := &runState{window: p.Window.Key(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence}}
 			f.runs[k] = r
 			f.byWorkflow[p.Workflow] = append(f.byWorkflow[p.Workflow], r)
 		case TaskFinished:
@@ -322,7 +322,7 @@ func (f *runFold) lastBuild(workflow, window, task string) string {
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
 		st, ok := r.last.Tasks[task]
-		if r.window != window || !ok {
+		if string(r.window) != window || !ok {
 			continue
 		}
 		if st != v1.Succeeded {
@@ -334,8 +334,8 @@ func (f *runFold) lastBuild(workflow, window, task string) string {
 }
 
 // history is every run of each window of workflow, in the order they started.
-func (f *runFold) history(workflow string) map[string][]reconcile.LastRun {
-	out := map[string][]reconcile.LastRun{}
+func (f *runFold) history(workflow string) map[v1.WindowKey][]reconcile.LastRun {
+	out := map[v1.WindowKey][]reconcile.LastRun{}
 	for _, r := range f.byWorkflow[workflow] {
 		last := r.last
 		last.Tasks = maps.Clone(r.last.Tasks)
@@ -347,7 +347,7 @@ func (f *runFold) history(workflow string) map[string][]reconcile.LastRun {
 
 // History is every run of each window of wf from its ledger (read once per observer), oldest
 // first: what the status page marks on a cell whose last run is not its only one.
-func (o *Observer) History(wf *Object) (map[string][]reconcile.LastRun, error) {
+func (o *Observer) History(wf *Object) (map[v1.WindowKey][]reconcile.LastRun, error) {
 	st, err := o.ledger(wf.Ledger)
 	if err != nil {
 		return nil, err
@@ -356,8 +356,8 @@ func (o *Observer) History(wf *Object) (map[string][]reconcile.LastRun, error) {
 }
 
 // lastRuns is the last run of each window of workflow.
-func (f *runFold) lastRuns(workflow string) map[string]reconcile.LastRun {
-	out := map[string]reconcile.LastRun{}
+func (f *runFold) lastRuns(workflow string) map[v1.WindowKey]reconcile.LastRun {
+	out := map[v1.WindowKey]reconcile.LastRun{}
 	for w, runs := range f.history(workflow) {
 		out[w] = runs[len(runs)-1]
 	}

@@ -37,17 +37,17 @@ func TestFoldReadsBothWindowShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	retry := time.Date(2026, 8, 3, 2, 10, 0, 0, time.UTC)
-	for name, last := range map[string]map[string]reconcile.LastRun{"observer": st.fold.lastRuns("daily"), "LastRuns": LastRuns(events, "daily")} {
+	for name, last := range map[string]map[v1.WindowKey]reconcile.LastRun{"observer": st.fold.lastRuns("daily"), "LastRuns": LastRuns(events, "daily")} {
 		if len(last) != 1 {
 			t.Fatalf("%s: windows %v, want one", name, last)
 		}
-		lr, ok := last[aug1.String()]
+		lr, ok := last[aug1.Key()]
 		if !ok || lr.RunID != "r2" || !lr.Finished || lr.Tasks["load"] != v1.Failed || lr.Evidence != "e2" || !lr.RetryAt.Equal(retry) ||
 			lr.TaskAttempts["load"] != 3 || !lr.Fatal["load"] || strings.Join(lr.Checks["load"], ",") != "n" {
 			t.Errorf("%s: last run of %s is %+v, want r2, failed at attempt 3, fatal, retry at %s", name, aug1, lr, retry)
 		}
 	}
-	if h := st.fold.history("daily")[aug1.String()]; len(h) != 2 || h[0].RunID != "r1" || h[0].Tasks["load"] != v1.Succeeded {
+	if h := st.fold.history("daily")[aug1.Key()]; len(h) != 2 || h[0].RunID != "r1" || h[0].Tasks["load"] != v1.Succeeded {
 		t.Errorf("history %+v, want r1 (the old line) then r2", h)
 	}
 }

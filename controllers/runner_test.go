@@ -76,7 +76,7 @@ func TestMiddleOfTheChainFails(t *testing.T) {
 		t.Errorf("outcome %s status %s, want failed", res.Outcome(), res.Status)
 	}
 	events, _, _ := ledger.Read(wf.Ledger)
-	last := LastRuns(events, wf.Name)[aug1.String()]
+	last := LastRuns(events, wf.Name)[aug1.Key()]
 	if !last.Finished || last.Tasks["b"] != v1.Failed || last.Tasks["c"] != v1.UpstreamFailed {
 		t.Errorf("ledger's last run %+v", last)
 	}
@@ -207,10 +207,10 @@ func TestLastRunsKeepsWorkflowsApart(t *testing.T) {
 		ev("b", "second", TaskFinished, map[string]any{"task": "y", "status": v1.Succeeded}),
 		ev("b", "second", WorkflowFinished, nil),
 	}
-	if got := LastRuns(events, "first")[aug1.String()]; got.RunID != "a" || got.Tasks["x"] != v1.Failed {
+	if got := LastRuns(events, "first")[aug1.Key()]; got.RunID != "a" || got.Tasks["x"] != v1.Failed {
 		t.Errorf("first's last run %+v", got)
 	}
-	if got := LastRuns(events, "second")[aug1.String()]; got.RunID != "b" || got.Tasks["y"] != v1.Succeeded {
+	if got := LastRuns(events, "second")[aug1.Key()]; got.RunID != "b" || got.Tasks["y"] != v1.Succeeded {
 		t.Errorf("second's last run %+v", got)
 	}
 }

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -18,7 +17,8 @@ type ScheduleStatus struct {
 	NextFire time.Time
 	// LastWindow is the latest window the ledger holds a run of, and how that run ended:
 	// succeeded, failed, blocked, incomplete (it stopped before every task ran) or unfinished.
-	LastWindow, LastEnded string
+	LastWindow v1.WindowKey
+	LastEnded  string
 	// Due are the windows due now that are not done; Missed, those of earlier fires that are
 	// not done and that no tick will run, because catch-up is off (at most maxWindows).
 	Due    []WindowPlan
@@ -79,8 +79,8 @@ func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, ma
 	from := sc.Start
 	if from.IsZero() {
 		for w := range last {
-			if t, err := time.Parse(time.RFC3339, strings.SplitN(w, "/", 2)[0]); err == nil && (from.IsZero() || t.Before(from)) {
-				from = t
+			if lw, err := w.Window(); err == nil && (from.IsZero() || lw.Start.Before(from)) {
+				from = lw.Start
 			}
 		}
 	}

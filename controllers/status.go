@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -48,9 +47,9 @@ type ObjectStatus struct {
 	Tasks    []TaskRow      `json:"tasks"`
 	NextFire string         `json:"next_fire,omitempty"`
 	// End is the schedule's end (metadata.end, RFC 3339, UTC): no window after it is expected.
-	End      string   `json:"end,omitempty"`
-	Missed   []string `json:"missed,omitempty"`
-	Backfill string   `json:"backfill,omitempty"`
+	End      string         `json:"end,omitempty"`
+	Missed   []v1.WindowKey `json:"missed,omitempty"`
+	Backfill string         `json:"backfill,omitempty"`
 	// Waiting is the object's window that is not finished at now, and when it may run: it is
 	// not missing, nothing of it runs until then.
 	Waiting *WaitingWindow `json:"waiting,omitempty"`
@@ -62,14 +61,14 @@ type ObjectStatus struct {
 
 // HeldWindow is a window the schedule holds, and why.
 type HeldWindow struct {
-	Window string `json:"window"`
+	Window v1.WindowKey `json:"window"`
 	*reconcile.Hold
 }
 
 // WaitingWindow is a window that is not finished: it has not ended, or waits its
 // metadata.window.delay for late rows. Times are RFC 3339 in UTC.
 type WaitingWindow struct {
-	Window string `json:"window"`
+	Window v1.WindowKey `json:"window"`
 	// ReadyAt is when it is finished (its end plus the delay): a run of it is refused before.
 	ReadyAt string `json:"ready_at"`
 	// RunsAt is the schedule's fire that runs it (none without a schedule).
@@ -85,7 +84,7 @@ func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *W
 		if !wf.End.IsZero() && w.End.After(wf.End) {
 			return nil // past the schedule's end no window is expected, so none waits
 		}
-		ww := &WaitingWindow{Window: w.String(), ReadyAt: reconcile.ReadyAt(w, wf.Window.Delay).UTC().Format(time.RFC3339)}
+		ww := &WaitingWindow{Window: w.Key(), ReadyAt: reconcile.ReadyAt(w, wf.Window.Delay).UTC().Format(time.RFC3339)}
 		if !runs.IsZero() {
 			ww.RunsAt = runs.UTC().Format(time.RFC3339)
 		}
@@ -194,7 +193,7 @@ func (r *Reconciler) gridPlans(ctx context.Context, obs *Observer, sc Scheduled,
 	}
 	var first, last string
 	for w := range hist {
-		a, b, ok := strings.Cut(w, "/")
+		a, b, ok := w.Bounds()
 		if !ok {
 			continue
 		}
@@ -232,7 +231,7 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 			ob.NextFire = st.NextFire.UTC().Format(time.RFC3339)
 		}
 		for _, m := range st.Missed {
-			ob.Missed = append(ob.Missed, m.Start+"/"+m.End)
+			ob.Missed = append(ob.Missed, m.Key())
 		}
 		if n := len(st.Missed); n > 0 && wf.Size() != "" {
 			ob.Backfill = BackfillCommand(sc.Path, st.Missed[0].Start, st.Missed[n-1].End)
@@ -255,7 +254,7 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 		cells := make([]reconcile.CellState, len(plans))
 		for i, p := range plans {
 			cells[i] = reconcile.Cell(p, t.ID, now)
-			if runs := hist[p.Start+"/"+p.End]; len(runs) > 1 {
+			if runs := hist[p.Key()]; len(runs) > 1 {
 				if earlier := reconcile.Earlier(runs, t.ID); len(earlier) > 0 {
 					row.Marks = append(row.Marks, CellMark{Index: i, Start: p.Start, Earlier: earlier})
 				}
@@ -267,7 +266,7 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 	for _, p := range plans {
 		ob.Summary[string(windowCell(p, order, now))]++
 		if p.Held != nil {
-			ob.Held = append(ob.Held, HeldWindow{Window: p.Start + "/" + p.End, Hold: p.Held})
+			ob.Held = append(ob.Held, HeldWindow{Window: p.Key(), Hold: p.Held})
 		}
 	}
 	return ob
@@ -311,10 +310,10 @@ func BackfillCommand(file, from, to string) string {
 
 // MergePlans is the union of two plans' windows, in window order.
 func MergePlans(a, b []WindowPlan) []WindowPlan {
-	seen := map[string]bool{}
+	seen := map[v1.WindowKey]bool{}
 	var out []WindowPlan
 	for _, p := range append(slices.Clone(a), b...) {
-		if k := p.Start + "/" + p.End; !seen[k] {
+		if k := p.Key(); !seen[k] {
 			seen[k] = true
 			out = append(out, p)
 		}
@@ -330,7 +329,7 @@ type CellDetail struct {
 	Object string              `json:"object"`
 	File   string              `json:"file"`
 	Task   string              `json:"task"`
-	Window string              `json:"window"`
+	Window v1.WindowKey        `json:"window"`
 	State  reconcile.CellState `json:"state"`
 	Key    string              `json:"idempotency_key,omitempty"`
 	// Try is the task's last try; its State is how that try ended, which the cell's may not
@@ -390,7 +389,7 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 		return nil, fmt.Errorf("%s has no window starting at %s", file, start)
 	}
 	p := plans[i]
-	d := &CellDetail{Object: sc.WF.Name, File: sc.Path, Task: task, Window: p.Start + "/" + p.End, State: reconcile.Cell(p, task, now), Tries: []Try{}}
+	d := &CellDetail{Object: sc.WF.Name, File: sc.Path, Task: task, Window: p.Key(), State: reconcile.Cell(p, task, now), Tries: []Try{}}
 	for _, t := range sc.WF.RunOrder(p.Window) {
 		if t.ID == task {
 			d.Key = t.Key

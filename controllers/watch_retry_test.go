@@ -89,7 +89,7 @@ func lastRun(t *testing.T, dir, name string) (out struct {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := LastRuns(events, wf.Name)[aug1.String()]
+	l := LastRuns(events, wf.Name)[aug1.Key()]
 	out.RunID, out.Attempt, out.Tasks, out.RetryAt = l.RunID, l.Attempt, l.Tasks, l.RetryAt
 	return out
 }

@@ -48,7 +48,7 @@ func TestPlanHolds(t *testing.T) {
 		{"failed before its task started", unstarted, "e1", true, Resume, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			obs := Observed{LastRuns: map[string]LastRun{d1.String(): *c.last}, Evidence: map[string]string{d1.String(): c.evidence}}
+			obs := Observed{LastRuns: map[v1.WindowKey]LastRun{d1.Key(): *c.last}, Evidence: map[v1.WindowKey]string{d1.Key(): c.evidence}}
 			p := Plan(obj, []v1.LogicalWindow{d1}, obs, Options{Hold: c.hold, Now: d2.Start})[0]
 			if p.Action != c.action {
 				t.Fatalf("action %s, want %s (held %+v)", p.Action, c.action, p.Held)
@@ -82,7 +82,7 @@ func TestSpentIsTheJobsRule(t *testing.T) {
 		attempt int
 		create  bool
 	}{{1, true}, {2, true}, {3, false}} {
-		d := DecideJobs(plans, []JobRecord{{Window: d1.String(), Attempt: c.attempt, Phase: JobFailed}}, JobPolicy{MaxAttempts: 3}, d2.End)
+		d := DecideJobs(plans, []JobRecord{{Window: d1.Key(), Attempt: c.attempt, Phase: JobFailed}}, JobPolicy{MaxAttempts: 3}, d2.End)
 		if d[0].Create != c.create || d[0].Create == Spent(c.attempt, 3) {
 			t.Errorf("after attempt %d of 3: create %v, want %v", c.attempt, d[0].Create, c.create)
 		}

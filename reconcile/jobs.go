@@ -40,7 +40,7 @@ func (p JobPhase) State() v1.WindowState {
 
 // JobRecord is one Job of a window: its attempt, its phase and when it finished.
 type JobRecord struct {
-	Window   string
+	Window   v1.WindowKey
 	Attempt  int
 	Phase    JobPhase
 	Finished time.Time
@@ -73,7 +73,7 @@ type JobPolicy struct {
 // done even when no key vouches for it (a Job's success is the cluster's ledger). No more
 // than MaxConcurrent Jobs run at once, counting those running.
 func DecideJobs(plans []WindowPlan, jobs []JobRecord, pol JobPolicy, now time.Time) []JobDecision {
-	last := map[string]JobRecord{}
+	last := map[v1.WindowKey]JobRecord{}
 	running := 0
 	for _, j := range jobs {
 		if l, ok := last[j.Window]; !ok || j.Attempt > l.Attempt {
@@ -91,7 +91,7 @@ func DecideJobs(plans []WindowPlan, jobs []JobRecord, pol JobPolicy, now time.Ti
 			continue
 		}
 		d := JobDecision{Plan: p, State: p.State}
-		j, seen := last[p.Start+"/"+p.End]
+		j, seen := last[p.Key()]
 		switch {
 		case !seen:
 			d.Attempt = 1
@@ -141,12 +141,12 @@ func JobRunID(kind, namespace, name, window string) string {
 // the counts a status shows.
 func CountStates(plans []WindowPlan, decisions []JobDecision) map[string]int32 {
 	out := map[string]int32{}
-	decided := map[string]v1.WindowState{}
+	decided := map[v1.WindowKey]v1.WindowState{}
 	for _, d := range decisions {
-		decided[d.Plan.Start+"/"+d.Plan.End] = d.State
+		decided[d.Plan.Key()] = d.State
 	}
 	for _, p := range plans {
-		s, ok := decided[p.Start+"/"+p.End]
+		s, ok := decided[p.Key()]
 		if !ok {
 			s = p.State
 		}
@@ -157,17 +157,16 @@ func CountStates(plans []WindowPlan, decisions []JobDecision) map[string]int32 {
 
 // LastDone is the latest window of plans that is done (published by its keys, or by its Job).
 func LastDone(plans []WindowPlan, decisions []JobDecision) string {
-	done := map[string]bool{}
+	done := map[v1.WindowKey]bool{}
 	for _, d := range decisions {
 		if d.State == v1.StatePublished {
-			done[d.Plan.Start+"/"+d.Plan.End] = true
+			done[d.Plan.Key()] = true
 		}
 	}
 	var all []string
 	for _, p := range plans {
-		w := p.Start + "/" + p.End
-		if !p.Runs() || done[w] {
-			all = append(all, w)
+		if w := p.Key(); !p.Runs() || done[w] {
+			all = append(all, string(w))
 		}
 	}
 	if len(all) == 0 {

@@ -142,11 +142,11 @@ type Observed struct {
 	// SpecHashes holds, for each target identity, the distinct spec hashes of the keyed
 	// snapshots on its main: the replace keys of a window are made from them.
 	SpecHashes map[string][]string
-	// LastRuns maps a window (LogicalWindow.String()) to the object's last run of it.
-	LastRuns map[string]LastRun
+	// LastRuns maps a window to the object's last run of it.
+	LastRuns map[v1.WindowKey]LastRun
 	// Evidence maps a window whose last run may hold it (MayHold) to the evidence of its spec
 	// and source now: the same as its last run's keeps it held.
-	Evidence map[string]string
+	Evidence map[v1.WindowKey]string
 }
 
 // HasKey reports whether key is on the main branch of target.
@@ -215,6 +215,9 @@ type WindowPlan struct {
 	Tasks  []TaskPlan `json:"tasks"`
 }
 
+// Key is the key of the window p plans.
+func (p WindowPlan) Key() v1.WindowKey { return v1.KeyOf(p.Start, p.End) }
+
 // Options change a plan.
 type Options struct {
 	// Replace runs every window again under its replace key.
@@ -240,7 +243,7 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 	out := make([]WindowPlan, 0, len(ws))
 	for _, w := range ws {
 		wp := WindowPlan{Window: w, Start: v1.FormatInstant(w.Start), End: v1.FormatInstant(w.End)}
-		last, ran := obs.LastRuns[w.String()]
+		last, ran := obs.LastRuns[w.Key()]
 		if ran {
 			l := last
 			wp.LastRun = &l
@@ -252,7 +255,7 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 			wp.Action, wp.RetryAt = v1.ActionWait, wp.LastRun.RetryAt
 		}
 		if wp.Action == v1.ActionResume && opts.Hold {
-			if h := Held(obj, w, wp.LastRun, obs.Evidence[w.String()]); h != nil {
+			if h := Held(obj, w, wp.LastRun, obs.Evidence[w.Key()]); h != nil {
 				wp.Action, wp.Held = v1.ActionHold, h
 			}
 		}

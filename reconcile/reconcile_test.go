@@ -87,9 +87,9 @@ func TestPlanStates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			obs := Observed{Keys: c.keys, LastRuns: map[string]LastRun{}}
+			obs := Observed{Keys: c.keys, LastRuns: map[v1.WindowKey]LastRun{}}
 			if c.last != nil {
-				obs.LastRuns[d1.String()] = *c.last
+				obs.LastRuns[d1.Key()] = *c.last
 			}
 			p := Plan(c.obj, []v1.LogicalWindow{d1}, obs, Options{})[0]
 			var tasks []string
@@ -159,7 +159,7 @@ func TestResumeRule(t *testing.T) {
 	}
 	// Through Plan: a failed window resumes as attempt 3 of r1; in a fresh plan, as a new run.
 	obj := Object{Tasks: []Task{keyed("orders", "t:orders")}}
-	obs := Observed{LastRuns: map[string]LastRun{d1.String(): {RunID: "r1", Attempt: 2, Finished: true, Tasks: map[string]v1.Outcome{"orders": failed}}}}
+	obs := Observed{LastRuns: map[v1.WindowKey]LastRun{d1.Key(): {RunID: "r1", Attempt: 2, Finished: true, Tasks: map[string]v1.Outcome{"orders": failed}}}}
 	if p := Plan(obj, []v1.LogicalWindow{d1}, obs, Options{})[0]; p.Action != Resume || p.Continue == nil || *p.Continue != (RunRef{RunID: "r1", Attempt: 3}) {
 		t.Errorf("plan of a failed window: %s %+v", p.Action, p.Continue)
 	}
@@ -201,7 +201,7 @@ func TestFold(t *testing.T) {
 func TestWaitForRetry(t *testing.T) {
 	obj := Object{Tasks: []Task{keyed("orders", "t:orders")}}
 	at := d2.End.Add(time.Hour) // after d2 ends, so that d2 is finished and runs
-	obs := Observed{LastRuns: map[string]LastRun{d1.String(): {RunID: "r1", Attempt: 1, Finished: true, RetryAt: at, Tasks: map[string]v1.Outcome{"orders": failed}}}}
+	obs := Observed{LastRuns: map[v1.WindowKey]LastRun{d1.Key(): {RunID: "r1", Attempt: 1, Finished: true, RetryAt: at, Tasks: map[string]v1.Outcome{"orders": failed}}}}
 	cases := []struct {
 		now    time.Time
 		action v1.Action

@@ -14,13 +14,8 @@ type LogicalWindow struct {
 // IsZero reports whether this is "no window".
 func (w LogicalWindow) IsZero() bool { return w.Start.IsZero() && w.End.IsZero() }
 
-// String is START/END in UTC, or "" for no window.
-func (w LogicalWindow) String() string {
-	if w.IsZero() {
-		return ""
-	}
-	return FormatInstant(w.Start) + "/" + FormatInstant(w.End)
-}
+// String is START/END in UTC (its Key), or "" for no window.
+func (w LogicalWindow) String() string { return string(w.Key()) }
 
 // FormatInstant writes an instant as the keys do: UTC, whole seconds unless there is a fraction
 // (then microseconds, as Python's isoformat), and "Z"; the zero time is "".

@@ -129,7 +129,7 @@ func TestDemo(t *testing.T) {
 	if blocked != 1 {
 		t.Errorf("%d blocked runs in the ledger, want 1 (day 3 before the fix)", blocked)
 	}
-	for _, w := range []string{"2026-08-03T00:00:00Z/2026-08-04T00:00:00Z", "2026-08-04T00:00:00Z/2026-08-05T00:00:00Z"} {
+	for _, w := range []v1.WindowKey{"2026-08-03T00:00:00Z/2026-08-04T00:00:00Z", "2026-08-04T00:00:00Z/2026-08-05T00:00:00Z"} {
 		if r := last[w]; !r.Finished || r.Tasks["orders"] != v1.Succeeded || r.Tasks["revenue"] != v1.Succeeded {
 			t.Errorf("last run of %s: %+v", w, r)
 		}

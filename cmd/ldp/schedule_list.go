@@ -145,16 +145,16 @@ func listOne(cmd *cobra.Command, sc controllers.Scheduled, t time.Time, maxWindo
 		e.NextFireLocal = st.NextFire.In(wf.Window.Location).Format(time.RFC3339)
 		e.nextFire, e.loc = st.NextFire, wf.Window.Location
 	}
-	e.LastWindow, e.LastEnded = st.LastWindow, st.LastEnded
+	e.LastWindow, e.LastEnded = st.LastWindow.String(), st.LastEnded
 	for _, p := range st.Due {
-		e.Due = append(e.Due, p.Start+"/"+p.End)
+		e.Due = append(e.Due, p.Key().String())
 	}
 	if sc.Catchup {
 		return e
 	}
 	e.countsMissed = !sc.Start.IsZero() || st.LastWindow != ""
 	for _, m := range st.Missed {
-		e.Missed = append(e.Missed, m.Start+"/"+m.End)
+		e.Missed = append(e.Missed, m.Key().String())
 	}
 	switch missed := st.Missed; {
 	case len(missed) == 0:
@@ -162,7 +162,7 @@ func listOne(cmd *cobra.Command, sc controllers.Scheduled, t time.Time, maxWindo
 		e.Fill = []string{controllers.BackfillCommand(e.File, missed[0].Start, missed[len(missed)-1].End)}
 	default:
 		for _, m := range missed {
-			e.Fill = append(e.Fill, shell.Command("ldp", "workflow", "run", e.File, "--window", m.Start+"/"+m.End))
+			e.Fill = append(e.Fill, shell.Command("ldp", "workflow", "run", e.File, "--window", m.Key().String()))
 		}
 	}
 	return e

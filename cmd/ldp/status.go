@@ -73,7 +73,7 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			fmt.Fprintf(s.Out, "  %-14s %s\n", t.ID, strings.Join(runs, ", then "))
 		}
 		if w := ob.Waiting; w != nil {
-			start, end, _ := strings.Cut(w.Window, "/")
+			start, end, _ := w.Window.Bounds()
 			line := fmt.Sprintf("  waiting     %s%s: not finished", w.Window, inZone(loc, start, end))
 			if w.Delay != "" {
 				line += ", it waits " + w.Delay + " after its end for late rows (metadata.window.delay)"
@@ -94,7 +94,7 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			fmt.Fprintf(s.Out, "  missed      %d %s: %s\n", len(ob.Missed), plural(len(ob.Missed), "window", "windows"), ob.Backfill)
 		}
 		for _, h := range ob.Held {
-			start, end, _ := strings.Cut(h.Window, "/")
+			start, end, _ := h.Window.Bounds()
 			fmt.Fprintf(s.Out, "  held        %s%s: %s\n", h.Window, inZone(loc, start, end), h.Message)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -200,7 +201,7 @@ func recordOf(j *batchv1.Job) (reconcile.JobRecord, bool) {
 	if window == "" || err != nil {
 		return reconcile.JobRecord{}, false
 	}
-	rec := reconcile.JobRecord{Window: window, Attempt: attempt, Phase: reconcile.JobActive}
+	rec := reconcile.JobRecord{Window: v1.WindowKey(window), Attempt: attempt, Phase: reconcile.JobActive}
 	for _, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue

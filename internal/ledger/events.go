@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -51,13 +50,11 @@ type Window struct {
 	End   string `json:"end"`
 }
 
+// Key is the window's key, START/END, or "" for no window.
+func (w Window) Key() v1.WindowKey { return v1.KeyOf(w.Start, w.End) }
+
 // String is START/END, or "" for no window.
-func (w Window) String() string {
-	if w.Start == "" && w.End == "" {
-		return ""
-	}
-	return w.Start + "/" + w.End
-}
+func (w Window) String() string { return string(w.Key()) }
 
 // IsZero reports whether this is "no window".
 func (w Window) IsZero() bool { return w.Start == "" && w.End == "" }
@@ -74,7 +71,7 @@ func (w *Window) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		start, end, ok := strings.Cut(s, "/")
+		start, end, ok := v1.WindowKey(s).Bounds()
 		if s != "" && !ok {
 			return fmt.Errorf("logical_window %q is not START/END", s)
 		}
