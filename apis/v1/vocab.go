@@ -163,6 +163,13 @@ func ParseCatalogType(s string) CatalogType {
 // Resolved is the type the catalog is: "" is local.
 func (t CatalogType) Resolved() CatalogType { return ParseCatalogType(string(t)) }
 
+// IsPostgresURI says whether a sql catalog's uri names a PostgreSQL server rather than a SQLite
+// file. The prefixes are the ones the pgx driver reads as a URL; any other uri is a file path,
+// which a cluster's pods cannot share (the admission webhook refuses it there).
+func IsPostgresURI(uri string) bool {
+	return strings.HasPrefix(uri, "postgres://") || strings.HasPrefix(uri, "postgresql://")
+}
+
 // Names spells a vocabulary's values as strings, in its order: a flag's choices, an error's
 // options.
 func Names[T ~string](vs []T) []string {
