@@ -273,9 +273,8 @@ func TestKubernetesNamespaced(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	built := applyKustomization(t, c, "../../config/namespaced")
 	var args []string
-	for _, u := range built {
+	for _, u := range applyKustomization(t, c, "../../config/namespaced") {
 		if u.GetKind() == "ClusterRole" && u.GetName() == "ldp-controller" {
 			t.Error("config/namespaced keeps the ClusterRole ldp-controller")
 		}
