@@ -182,6 +182,10 @@ func (w *Object) TaskPlan(ctx context.Context, t v1.Task, win v1.LogicalWindow) 
 	return k.Plan(ctx, w.spec(t), win)
 }
 
+// RenameTaskConfigs replaces, in a task as written, each dataset config path it names with
+// ref(path), as its kind says where it names one (ldp export k8s names Pipeline objects).
+func RenameTaskConfigs(task map[string]any, ref func(string) string) { tasks.RenameConfigs(task, ref) }
+
 // Policy is how a task is tried again.
 type Policy struct {
 	MaxAttempts int

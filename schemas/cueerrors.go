@@ -11,7 +11,6 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/errors"
-
 )
 
 // maxRounds bounds the fixpoint; each round removes at least one reported node, and real specs

@@ -93,6 +93,22 @@ type Fingerprinted interface{ Fingerprint() string }
 // RowCounter is an output that wrote rows: the runner counts them in its metrics.
 type RowCounter interface{ Rows() int64 }
 
+// ConfigNamer is a kind whose task names dataset configs by path: ldp export k8s renames each
+// to the Pipeline object it makes of it, in the task as written.
+type ConfigNamer interface {
+	// RenameConfigs replaces each config path task (a task as written) names with ref(path).
+	RenameConfigs(task map[string]any, ref func(string) string)
+}
+
+// RenameConfigs renames the configs task names, by its kind.
+func RenameConfigs(task map[string]any, ref func(string) string) {
+	for _, n := range Registered() {
+		if c, ok := kinds[n].(ConfigNamer); ok {
+			c.RenameConfigs(task, ref)
+		}
+	}
+}
+
 // Skip is the output of a task skipped without running: the plan found its work done.
 type Skip struct {
 	Reason string `json:"reason,omitempty"`

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -25,4 +26,29 @@ func TestRegisterRefusesAnUnlistedKind(t *testing.T) {
 		}
 	}()
 	Register("nope", pipelineKind{})
+}
+
+// TestRenameConfigsByKind: each kind renames the configs its task names (ldp export k8s), and
+// nothing else: a sql input that is namespace.table is a table, not a config.
+func TestRenameConfigsByKind(t *testing.T) {
+	task := func(s string) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ref := func(s string) string { return "obj:" + s }
+	for in, want := range map[string]string{
+		`{"id": "a", "pipeline": "a.json"}`:                                   `{"id":"a","pipeline":"obj:a.json"}`,
+		`{"id": "m", "maintain": {"config": "a.yaml", "apply": true}}`:        `{"id":"m","maintain":{"apply":true,"config":"obj:a.yaml"}}`,
+		`{"id": "q", "sql": {"inputs": {"x": "x.json", "y": "shop.orders"}}}`: `{"id":"q","sql":{"inputs":{"x":"obj:x.json","y":"shop.orders"}}}`,
+		`{"id": "d", "dbt": {"project": "proj"}, "depends_on": ["a.json"]}`:   `{"dbt":{"project":"proj"},"depends_on":["a.json"],"id":"d"}`,
+	} {
+		m := task(in)
+		RenameConfigs(m, ref)
+		if got, _ := json.Marshal(m); string(got) != want {
+			t.Errorf("%s renamed to %s, want %s", in, got, want)
+		}
+	}
 }

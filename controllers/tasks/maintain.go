@@ -51,6 +51,15 @@ func (maintainKind) Evidence(Spec) reconcile.Evidence { return reconcile.Nothing
 // Reads: what the dataset config it maintains reads (as every task with a pipeline).
 func (maintainKind) Reads(s Spec) []string { return pipelineReads(s.Pipeline) }
 
+// RenameConfigs: maintain.config is the config's path.
+func (maintainKind) RenameConfigs(task map[string]any, ref func(string) string) {
+	if m, ok := task[string(v1.TaskMaintain)].(map[string]any); ok {
+		if s, ok := m["config"].(string); ok {
+			m["config"] = ref(s)
+		}
+	}
+}
+
 func (maintainKind) Plan(context.Context, Spec, v1.LogicalWindow) (Plan, error) { return Plan{}, nil }
 
 func (maintainKind) Run(ctx context.Context, tc TaskContext) (Output, error) {

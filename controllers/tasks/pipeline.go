@@ -41,6 +41,13 @@ func publishEvidence(s Spec) reconcile.Evidence {
 	return reconcile.ByLastRun
 }
 
+// RenameConfigs: "pipeline" is the config's path.
+func (pipelineKind) RenameConfigs(task map[string]any, ref func(string) string) {
+	if s, ok := task[string(v1.TaskPipeline)].(string); ok {
+		task[string(v1.TaskPipeline)] = ref(s)
+	}
+}
+
 func (pipelineKind) Reads(s Spec) []string { return pipelineReads(s.Pipeline) }
 
 func (pipelineKind) Plan(context.Context, Spec, v1.LogicalWindow) (Plan, error) { return Plan{}, nil }

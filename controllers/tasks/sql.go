@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -33,6 +34,23 @@ func (sqlKind) Plan(ctx context.Context, s Spec, w v1.LogicalWindow) (Plan, erro
 		return Plan{}, err
 	}
 	return Plan{Warnings: []string{fmt.Sprintf("task %s: the query is checked when it runs: input %s has no table yet", s.Task.ID, strings.Join(missing, ", "))}}, nil
+}
+
+// RenameConfigs: an input is a config's path, or namespace.table in the target's catalog.
+func (sqlKind) RenameConfigs(task map[string]any, ref func(string) string) {
+	m, _ := task[string(v1.TaskSQL)].(map[string]any)
+	inputs, _ := m["inputs"].(map[string]any)
+	for view, v := range inputs {
+		if s, ok := v.(string); ok && !isTableName(s) {
+			inputs[view] = ref(s)
+		}
+	}
+}
+
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$`)
+
+func isTableName(s string) bool {
+	return tableName.MatchString(s) && !strings.HasSuffix(s, ".json") && !strings.HasSuffix(s, ".yaml") && !strings.HasSuffix(s, ".yml")
 }
 
 func (sqlKind) Run(ctx context.Context, tc TaskContext) (Output, error) { return publish(ctx, tc) }
