@@ -89,28 +89,20 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 			}
 		}
 		for _, t := range o.Tasks {
-			if t.SQL != nil {
-				p, err := tasks.SQLPipeline(o, path, t)
-				if err != nil {
-					return nil, err
-				}
-				wf.Pipelines[t.ID] = p
+			l, ok := tasks.Lookup(t.Kind()).(tasks.Loader)
+			if !ok {
 				continue
 			}
-			ref := t.Pipeline
-			if t.Maintain != nil {
-				ref = t.Maintain.Config
-			}
-			if ref == "" {
-				continue
-			}
-			p, err := specs.ReadPipeline(filepath.Join(filepath.Dir(path), ref))
+			p, named, err := l.Load(o, path, t)
 			if err != nil {
 				return nil, err
 			}
+			if p == nil {
+				continue
+			}
 			wf.Pipelines[t.ID] = p
 			// A window of the workflow is finished when every load's late rows are in.
-			if ps, err := window.SpecOf(p.Metadata.Window); err == nil && ps.Delay > wf.Window.Delay {
+			if ps, err := window.SpecOf(p.Metadata.Window); named && err == nil && ps.Delay > wf.Window.Delay {
 				wf.Window.Delay = ps.Delay
 			}
 		}

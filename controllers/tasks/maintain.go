@@ -51,6 +51,11 @@ func (maintainKind) Evidence(Spec) reconcile.Evidence { return reconcile.Nothing
 // Reads: what the dataset config it maintains reads (as every task with a pipeline).
 func (maintainKind) Reads(s Spec) []string { return pipelineReads(s.Pipeline) }
 
+// Load reads the dataset config whose table the task maintains.
+func (maintainKind) Load(_ *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
+	return readConfig(path, t.Maintain.Config)
+}
+
 // RenameConfigs: maintain.config is the config's path.
 func (maintainKind) RenameConfigs(task map[string]any, ref func(string) string) {
 	if m, ok := task[string(v1.TaskMaintain)].(map[string]any); ok {

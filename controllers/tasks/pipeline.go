@@ -2,11 +2,13 @@ package tasks
 
 import (
 	"context"
+	"path/filepath"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -39,6 +41,20 @@ func publishEvidence(s Spec) reconcile.Evidence {
 		return reconcile.ByKey
 	}
 	return reconcile.ByLastRun
+}
+
+// Load reads the dataset config the task names.
+func (pipelineKind) Load(_ *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
+	return readConfig(path, t.Pipeline)
+}
+
+// readConfig reads the dataset config ref, relative to the workflow's file path.
+func readConfig(path, ref string) (*v1.Pipeline, bool, error) {
+	if ref == "" {
+		return nil, false, nil
+	}
+	p, err := specs.ReadPipeline(filepath.Join(filepath.Dir(path), ref))
+	return p, p != nil, err
 }
 
 // RenameConfigs: "pipeline" is the config's path.

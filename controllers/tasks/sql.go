@@ -36,6 +36,12 @@ func (sqlKind) Plan(ctx context.Context, s Spec, w v1.LogicalWindow) (Plan, erro
 	return Plan{Warnings: []string{fmt.Sprintf("task %s: the query is checked when it runs: input %s has no table yet", s.Task.ID, strings.Join(missing, ", "))}}, nil
 }
 
+// Load makes the task's pipeline of its query, inputs and target.
+func (sqlKind) Load(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
+	p, err := SQLPipeline(wf, path, t)
+	return p, false, err
+}
+
 // RenameConfigs: an input is a config's path, or namespace.table in the target's catalog.
 func (sqlKind) RenameConfigs(task map[string]any, ref func(string) string) {
 	m, _ := task[string(v1.TaskSQL)].(map[string]any)
