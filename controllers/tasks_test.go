@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -108,5 +109,29 @@ func TestARegisteredKindIsPlannedAndRun(t *testing.T) {
 	r.Run(ctx, wf, aug1, RunOptions{Replace: true})
 	if len(fake.runs) != 2 || fake.last[1] != "fp-1" || !fake.runs[1].Replace {
 		t.Errorf("runs %d, last fingerprints %q: want the ledger's fp-1 on the second run", len(fake.runs), fake.last)
+	}
+}
+
+// TestAPublishDetailKeepsItsJSON: a load's detail is its kind's own output, and reads as it
+// always has (ldp run --json, the page): status, key, snapshot id as a string, rows; a task the
+// plan skipped says why.
+func TestAPublishDetailKeepsItsJSON(t *testing.T) {
+	_, wf := chainWorkflow(t, "")
+	ctx := context.Background()
+	r := &Runner{}
+	res := r.Run(ctx, wf, aug1, RunOptions{})
+	got, _ := json.Marshal(res.Tasks[0].Detail)
+	if !regexp.MustCompile(`^\{"status":"published","idempotency_key":"[^"]+","snapshot_id":"[0-9]+","rows_written":1\}$`).Match(got) {
+		t.Errorf("task %s detail %s", res.Tasks[0].ID, got)
+	}
+	obs, err := Observe(ctx, wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := reconcile.Plan(wf.Planning(), []v1.LogicalWindow{aug1}, obs, reconcile.Options{})[0]
+	res = r.Run(ctx, wf, aug1, RunOptions{Plan: &p})
+	got, _ = json.Marshal(res.Tasks[0].Detail)
+	if res.Tasks[0].Status != v1.Skipped || !regexp.MustCompile(`^\{"reason":"[^"]+"\}$`).Match(got) {
+		t.Errorf("task %s %s, detail %s", res.Tasks[0].ID, res.Tasks[0].Status, got)
 	}
 }
