@@ -208,6 +208,8 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	memory, retry := memoryOf(st.Attempts), obj.GetAnnotations()[AnnotRetry]
+	records, recheck := reconcile.Recall(records, memory, retry, now, lostAfter)
 	policy := controllers.PolicyOf(sc.WF.Retries, nil)
 	attempts := policy.MaxAttempts
 	if attempts < 3 && sc.WF.Retries == nil {
@@ -265,6 +267,11 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 			}
 			created++
 		}
+	}
+	keep, forgotten := reconcile.Remember(plans, decisions, records, memory, retry, now, k8s.MaxRememberedWindows)
+	r.remember(st, obj, keep, forgotten)
+	if recheck > 0 && (requeue == 0 || recheck < requeue) {
+		requeue = recheck
 	}
 	st.Windows = reconcile.CountStates(plans, decisions)
 	for _, d := range decisions {
@@ -348,10 +355,10 @@ func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, waiting int) {
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonProgressing, summary)
 	case count(v1.StateFailed) > 0:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonFailed, summary)
-		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonFailed, summary+": its attempts are spent; change the object or delete the failed Jobs to run them again")
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonFailed, summary+": its attempts are spent (status.attempts); fix the cause, then set a new "+AnnotRetry+" annotation to run them again")
 	case count(v1.StateBlocked) > 0:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonBlocked, summary)
-		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonBlocked, summary+": a data gate held them back; fix the data and delete the blocked Jobs to run them again")
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonBlocked, summary+": a data gate held them back (status.attempts); fix the data, then set a new "+AnnotRetry+" annotation to run them again")
 	case total == 0:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonNothingIsDue, "no window is due yet")
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionTrue, k8s.ReasonNothingIsDue, "no window is due yet")
