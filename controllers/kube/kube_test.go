@@ -238,7 +238,7 @@ func TestConflictIsRetriedQuietly(t *testing.T) {
 		Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(`{"schedule": "5 0 * * *"}`)}}} // invalid: no source, no target
 	conflicts := 0
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(p).WithStatusSubresource(&k8s.Pipeline{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			conflicts++
 			return apierrors.NewConflict(schema.GroupResource{Group: k8s.Group, Resource: "pipelines"}, o.GetName(), errors.New("the object has been modified"))
 		}}).Build()
@@ -478,5 +478,36 @@ func TestBlockedIsTheFailurePolicysVerdict(t *testing.T) {
 		if rec, ok := recordOf(j); !ok || rec.Phase != want {
 			t.Errorf("a Job failed with reason %s is %s, want %s", reason, rec.Phase, want)
 		}
+	}
+}
+
+// TestStatusIsPatched: the status is a merge patch on the status subresource, so a pass whose
+// object another writer changed after it was read (a label, ldp backfill --cluster's
+// annotation) still writes its status, and leaves the other write as it is.
+func TestStatusIsPatched(t *testing.T) {
+	p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", Finalizers: []string{Finalizer}},
+		Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(`{"schedule": "5 0 * * *"}`)}}} // invalid: no source, no target
+	bumped := false
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(p).WithStatusSubresource(&k8s.Pipeline{}).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			if err := c.Get(ctx, key, o, opts...); err != nil || bumped {
+				return err
+			}
+			bumped = true
+			other := o.DeepCopyObject().(client.Object)
+			other.SetLabels(map[string]string{"team": "shop"})
+			return c.Update(ctx, other)
+		}}).Build()
+	r := &Reconciler{Client: c, Kind: k8s.KindPipeline, Jobs: JobSettings{Image: "ldp:test"}}
+	key := types.NamespacedName{Namespace: "shop", Name: "orders"}
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	var got k8s.Pipeline
+	if err := c.Get(context.Background(), key, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !bumped || !hasCondition(got.Status, k8s.ConditionStalled, metav1.ConditionTrue) || got.Labels["team"] != "shop" {
+		t.Errorf("after one pass: labels %v, conditions %+v; want the status written beside the other writer's label", got.Labels, got.Status.Conditions)
 	}
 }

@@ -393,9 +393,13 @@ func (r *Reconciler) setCondition(st *k8s.Status, obj k8s.Object, typ string, st
 	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()})
 }
 
+// writeStatus writes the pass's status as a merge patch on the status subresource: only the
+// fields that changed, and no resourceVersion to conflict on, since the leader is the status's
+// one writer (a spec changed meanwhile makes a pass of its own).
 func (r *Reconciler) writeStatus(ctx context.Context, obj k8s.Object, st *k8s.Status) error {
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	*obj.GetStatus() = *st
-	return r.Client.Status().Update(ctx, obj)
+	return r.Client.Status().Patch(ctx, obj, patch)
 }
 
 func (r *Reconciler) random() float64 {
