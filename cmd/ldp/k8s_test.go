@@ -902,9 +902,12 @@ func TestKubernetes(t *testing.T) {
 		cl.runs.mu.Lock()
 		delete(cl.runs.hold, ns)
 		cl.runs.mu.Unlock()
-		st := cl.waitReady(t, p, 2*time.Minute)
-		if st.Windows["published"] != 1 || len(st.Attempts) != 0 {
-			t.Errorf("windows %v, attempts %+v: want the window published and nothing left to remember", st.Windows, st.Attempts)
+		cl.waitDrained(t, p, 2*time.Minute)
+		if st := cl.waitReady(t, p, time.Minute); len(st.Attempts) != 0 {
+			t.Errorf("attempts %+v: the window is published, nothing is left to remember", st.Attempts)
+		}
+		if rows, keys := cl.tableCounts(t, "orders_ttlretry"); rows != "5/5" || keys != 1 {
+			t.Errorf("table: %s rows/ids and %d keys, want 5/5 and 1", rows, keys)
 		}
 		jobs := cl.jobsOf(t, ns, "orders")
 		if len(jobs) != 1 || jobs[0].Labels[kube.LabelAttempt] != "2" || jobs[0].Annotations[kube.AnnotRunID] != job.Annotations[kube.AnnotRunID] {
