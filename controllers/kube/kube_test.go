@@ -439,9 +439,7 @@ func TestAttemptsOutliveJobs(t *testing.T) {
 	}
 
 	// A running attempt's Job is being deleted (its deletionTimestamp set, a finalizer holds
-	// it): the attempt is over, and the next one runs. The API server dates the deletion by
-	// its own clock: the pass runs on it.
-	now = time.Now()
+	// it): the attempt is over, and the next one runs.
 	pass("deleting")
 	first := job("deleting", 1)
 	first.Finalizers = []string{"ldp.test/linger"}
@@ -451,6 +449,7 @@ func TestAttemptsOutliveJobs(t *testing.T) {
 	if err := c.Delete(ctx, first); err != nil {
 		t.Fatal(err)
 	}
+	now = time.Now().Add(time.Minute) // the API server dates the deletion by its own clock
 	pass("deleting")
 	if second := job("deleting", 2); second.Labels[LabelAttempt] != "2" {
 		t.Errorf("attempt 2's Job is labelled %v", second.Labels)
