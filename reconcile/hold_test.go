@@ -82,7 +82,7 @@ func TestSpentIsTheJobsRule(t *testing.T) {
 		attempt int
 		create  bool
 	}{{1, true}, {2, true}, {3, false}} {
-		d := DecideJobs(plans, []JobRecord{{Window: d1.Key(), Attempt: c.attempt, Phase: JobFailed}}, JobPolicy{MaxAttempts: 3}, d2.End)
+		d := DecideJobs(plans, []JobRecord{{Window: d1.String(), Attempt: c.attempt, Phase: JobFailed}}, JobPolicy{MaxAttempts: 3}, d2.End)
 		if d[0].Create != c.create || d[0].Create == Spent(c.attempt, 3) {
 			t.Errorf("after attempt %d of 3: create %v, want %v", c.attempt, d[0].Create, c.create)
 		}

@@ -38,12 +38,17 @@ func (p JobPhase) State() v1.WindowState {
 	return v1.StateFailed
 }
 
-// JobRecord is one Job of a window: its attempt, its phase and when it finished.
+// JobRecord is one Job of a window: its attempt, its phase and when it started and finished.
+// FirstAttempt is the first attempt counted against MaxAttempts (1 when 0): a retry asked for
+// gives a spent window its attempts again, numbered on. RetryAt, when set, is the next
+// attempt's time drawn at an earlier pass (the wait is drawn once, not at every pass).
 type JobRecord struct {
-	Window   v1.WindowKey
-	Attempt  int
-	Phase    JobPhase
-	Finished time.Time
+	Window            string
+	Attempt           int
+	Phase             JobPhase
+	Started, Finished time.Time
+	FirstAttempt      int
+	RetryAt           time.Time
 }
 
 // JobDecision is what to do about one window that is not done.
@@ -76,8 +81,8 @@ func DecideJobs(plans []WindowPlan, jobs []JobRecord, pol JobPolicy, now time.Ti
 	last := map[v1.WindowKey]JobRecord{}
 	running := 0
 	for _, j := range jobs {
-		if l, ok := last[j.Window]; !ok || j.Attempt > l.Attempt {
-			last[j.Window] = j
+		if l, ok := last[v1.WindowKey(j.Window)]; !ok || j.Attempt > l.Attempt {
+			last[v1.WindowKey(j.Window)] = j
 		}
 		if j.Phase == JobActive {
 			running++
@@ -95,14 +100,18 @@ func DecideJobs(plans []WindowPlan, jobs []JobRecord, pol JobPolicy, now time.Ti
 		switch {
 		case !seen:
 			d.Attempt = 1
-		case j.Phase == JobActive, j.Phase == JobSucceeded, Spent(j.Attempt, maxAttempts):
+		case j.Phase == JobActive, j.Phase == JobSucceeded, Spent(j.Attempt-max(j.FirstAttempt, 1)+1, maxAttempts):
 			d.State = j.Phase.State()
 			out = append(out, d)
 			continue
 		default:
 			d.State, d.Attempt = j.Phase.State(), j.Attempt+1
-			if pol.Wait != nil {
-				if at := j.Finished.Add(pol.Wait(j.Attempt)); at.After(now) {
+			if pol.Wait != nil || !j.RetryAt.IsZero() {
+				at := j.RetryAt
+				if at.IsZero() {
+					at = j.Finished.Add(pol.Wait(j.Attempt - max(j.FirstAttempt, 1) + 1))
+				}
+				if at.After(now) {
 					d.At = at
 					out = append(out, d)
 					continue

@@ -20,9 +20,7 @@ func TestDecideJobs(t *testing.T) {
 		}
 		return WindowPlan{Start: a, End: b, State: state, Action: action}
 	}
-	w := func(day int) v1.WindowKey {
-		return v1.WindowKey(fmt.Sprintf("2026-08-%02dT00:00:00Z/2026-08-%02dT00:00:00Z", day, day+1))
-	}
+	w := func(day int) string { return fmt.Sprintf("2026-08-%02dT00:00:00Z/2026-08-%02dT00:00:00Z", day, day+1) }
 	wait := func(n int) time.Duration { return time.Duration(n) * time.Minute }
 	cases := []struct {
 		name  string

@@ -57,6 +57,18 @@ func (in *Status) DeepCopyInto(out *Status) {
 	}
 	out.Windows = maps.Clone(in.Windows)
 	out.Missed = slices.Clone(in.Missed)
+	if in.Attempts != nil {
+		out.Attempts = make([]WindowAttempts, len(in.Attempts))
+		for i := range in.Attempts {
+			in.Attempts[i].DeepCopyInto(&out.Attempts[i])
+		}
+	}
+	out.ForgottenWindows = maps.Clone(in.ForgottenWindows)
+}
+
+func (in *WindowAttempts) DeepCopyInto(out *WindowAttempts) {
+	*out = *in
+	out.Started, out.Finished, out.NextAttemptAt = in.Started.DeepCopy(), in.Finished.DeepCopy(), in.NextAttemptAt.DeepCopy()
 }
 
 func (in *Pipeline) DeepCopyInto(out *Pipeline) {

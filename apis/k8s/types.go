@@ -108,6 +108,37 @@ type Status struct {
 	Backfill string   `json:"backfill,omitempty"`
 	// NextFire is the schedule's next fire, RFC 3339 in UTC.
 	NextFire string `json:"nextFire,omitempty"`
+	// Attempts is ldp controller's memory of the windows that are not published: each one's
+	// last attempt, its outcome and when the next may start. A finished Job is deleted after
+	// --job-ttl; the attempts are counted here, never by the Jobs that still exist. At most
+	// MaxRememberedWindows, the newest windows first.
+	Attempts []WindowAttempts `json:"attempts,omitempty"`
+	// ForgottenWindows counts, by the outcome of their last attempt, the windows dropped from
+	// Attempts past its bound.
+	ForgottenWindows map[string]int32 `json:"forgottenWindows,omitempty"`
+}
+
+// MaxRememberedWindows bounds status.attempts.
+const MaxRememberedWindows = 100
+
+// WindowAttempts is what ldp controller remembers of one window's attempts.
+type WindowAttempts struct {
+	// Window is START/END in UTC.
+	Window string `json:"window"`
+	// Attempt is the number of the window's last attempt.
+	Attempt int32 `json:"attempt"`
+	// Outcome is the last attempt's: running, failed or blocked.
+	Outcome string `json:"outcome"`
+	// Job is the last attempt's Job (it may be deleted already).
+	Job      string       `json:"job,omitempty"`
+	Started  *metav1.Time `json:"started,omitempty"`
+	Finished *metav1.Time `json:"finished,omitempty"`
+	// NextAttemptAt is when the next attempt may start, for a window with attempts left.
+	NextAttemptAt *metav1.Time `json:"nextAttemptAt,omitempty"`
+	// Retry is the ldp.dev/retry annotation the window's attempts were counted under, and
+	// FirstAttempt the first of them: a new value gives a spent window its attempts again.
+	Retry        string `json:"retry,omitempty"`
+	FirstAttempt int32  `json:"firstAttempt,omitempty"`
 }
 
 // Pipeline is an ldp/v1 Pipeline (a dataset config) as a Kubernetes object.

@@ -49,6 +49,7 @@ import (
 	"github.com/ldp-dev/ldp/apis/k8s"
 	"github.com/ldp-dev/ldp/controllers/kube"
 	"github.com/ldp-dev/ldp/internal/synth"
+	"github.com/ldp-dev/ldp/reconcile"
 )
 
 // cluster is an API server, two ldp controller managers electing a leader, and the test's
@@ -98,7 +99,7 @@ func startCluster(t *testing.T) *cluster {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cl.runs = &kubelet{t: t, c: c, ldp: ldpCommand(t), runs: map[string]int{}, faults: map[string]string{}, hold: map[string]bool{}}
+	cl.runs = &kubelet{t: t, c: c, ldp: ldpCommand(t), runs: map[string]int{}, faults: map[string]string{}, hold: map[string]bool{}, ttl: map[string]bool{}}
 	go cl.runs.loop(ctx)
 	cl.metrics, cl.probes = freePort(t), freePort(t)
 	var wg sync.WaitGroup
@@ -133,6 +134,7 @@ type kubelet struct {
 	runs   map[string]int    // Job name -> times its command ran
 	faults map[string]string // namespace/window -> LDP_FAULT for its first attempt
 	hold   map[string]bool   // namespaces whose Jobs do not run: the test plays their pods
+	ttl    map[string]bool   // namespaces whose finished Jobs are deleted at once, as a TTL of seconds would
 }
 
 func (k *kubelet) ran(name string) int {
@@ -235,6 +237,40 @@ func (k *kubelet) run(ctx context.Context, j *batchv1.Job) {
 	}
 	if err := k.c.Status().Update(ctx, j); err != nil {
 		k.t.Errorf("Job %s: write its status: %v", j.Name, err)
+	}
+	k.mu.Lock()
+	ttl := k.ttl[j.Namespace]
+	k.mu.Unlock()
+	if ttl {
+		k.expire(ctx, j)
+	}
+}
+
+// linger is a finalizer the test's TTL controller puts on a finished Job before it deletes
+// it, so that the Job is listed for a while with its deletionTimestamp set, as one is while
+// its pods go.
+const linger = "ldp.test/linger"
+
+// expire deletes a finished Job as the TTL controller does, a second after it finished; the
+// Job lingers a second more while it is being deleted.
+func (k *kubelet) expire(ctx context.Context, j *batchv1.Job) {
+	time.Sleep(time.Second)
+	if err := k.c.Get(ctx, client.ObjectKeyFromObject(j), j); err != nil {
+		return
+	}
+	// A patch, not an update: the controller marks the Job reported meanwhile.
+	if err := k.c.Patch(ctx, j, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["`+linger+`"]}}`))); err != nil {
+		k.t.Errorf("Job %s: add the finalizer: %v", j.Name, err)
+		return
+	}
+	if err := k.c.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		k.t.Errorf("Job %s: delete: %v", j.Name, err)
+		return
+	}
+	time.Sleep(time.Second)
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	if err := k.c.Patch(ctx, j, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		k.t.Errorf("Job %s: remove the finalizer: %v", j.Name, err)
 	}
 }
 
@@ -764,6 +800,123 @@ func TestKubernetes(t *testing.T) {
 			if c.Type == k8s.ConditionStalled && c.Status == metav1.ConditionTrue {
 				t.Errorf("still Stalled: %s", c.Message)
 			}
+		}
+	})
+
+	t.Run("a TTL of seconds: a blocked window stays blocked at its last attempt once its Jobs are deleted", func(t *testing.T) {
+		ns := cl.namespace(t, "ttl")
+		cl.runs.mu.Lock()
+		cl.runs.ttl[ns] = true
+		cl.runs.mu.Unlock()
+		w := day(-2) + "T00:00:00Z/" + day(-1) + "T00:00:00Z"
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-2) + "/" + day(-1)}},
+			Spec: k8s.Spec{Identifier: "orders_ttl", Metadata: cl.pipelineMeta("orders_ttl", map[string]any{
+				"quality": []any{map[string]any{"check": "row_count", "min": 100}}, "retries": map[string]any{"max_attempts": 3, "delay_s": 1}})}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		cl.waitCondition(t, p, k8s.ConditionReady, k8s.ReasonBlocked, 3*time.Minute)
+		// Every Job is deleted; passes go on (each deletion is one), and none starts again.
+		for deadline := time.Now().Add(time.Minute); len(cl.jobsOf(t, ns, "orders")) > 0; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the Jobs are not deleted: %d left", len(cl.jobsOf(t, ns, "orders")))
+			}
+		}
+		time.Sleep(5 * time.Second)
+		if jobs := cl.jobsOf(t, ns, "orders"); len(jobs) > 0 {
+			t.Fatalf("a Job %s (attempt %s) started again once the window's Jobs were deleted", jobs[0].Name, jobs[0].Labels[kube.LabelAttempt])
+		}
+		st := cl.waitCondition(t, p, k8s.ConditionReady, k8s.ReasonBlocked, time.Minute)
+		if err := cl.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			t.Fatal(err)
+		}
+		a := p.Status.Attempts
+		if len(a) != 1 || a[0].Window != w || a[0].Attempt != 3 || a[0].Outcome != "blocked" || a[0].Finished == nil || a[0].NextAttemptAt != nil {
+			t.Errorf("status.attempts %+v, want %s blocked at attempt 3 with no next attempt", a, w)
+		}
+		if p.Status.Windows["blocked"] != 1 {
+			t.Errorf("windows %v (%s), want 1 blocked", p.Status.Windows, st.Message)
+		}
+		for n := 1; n <= 3; n++ {
+			if got := cl.runs.ran(ns + "/" + reconcile.JobName(k8s.KindPipeline, ns, "orders", w, n)); got != 1 {
+				t.Errorf("attempt %d ran %d times, want once", n, got)
+			}
+		}
+		// A new ldp.dev/retry gives the window its attempts again, numbered on: attempt 4.
+		patch := client.MergeFrom(p.DeepCopy())
+		p.Annotations[kube.AnnotRetry] = "1"
+		if err := cl.c.Patch(ctx, p, patch); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(time.Minute); cl.runs.ran(ns+"/"+reconcile.JobName(k8s.KindPipeline, ns, "orders", w, 4)) == 0; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no attempt 4 after ldp.dev/retry was set")
+			}
+		}
+	})
+
+	t.Run("a TTL of seconds: a failed window's retry is the next attempt, at its time, once the Job is deleted", func(t *testing.T) {
+		ns := cl.namespace(t, "ttlretry")
+		cl.runs.mu.Lock()
+		cl.runs.hold[ns] = true // the test plays the Job controller
+		cl.runs.mu.Unlock()
+		w := day(-2) + "T00:00:00Z/" + day(-1) + "T00:00:00Z"
+		p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns, Annotations: map[string]string{kube.AnnotBackfill: day(-2) + "/" + day(-1)}},
+			Spec: k8s.Spec{Identifier: "orders_ttlretry", Metadata: cl.pipelineMeta("orders_ttlretry", map[string]any{"retries": map[string]any{"max_attempts": 3}})}}
+		if err := cl.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		first := reconcile.JobName(k8s.KindPipeline, ns, "orders", w, 1)
+		var job batchv1.Job
+		for deadline := time.Now().Add(time.Minute); cl.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: first}, &job) != nil; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no Job for attempt 1")
+			}
+		}
+		// Attempt 1 fails. The tier's jitter draws a wait of 0, so the failure is dated 15
+		// seconds ahead to give the retry a time to keep; then its Job is deleted at once.
+		at := metav1.NewTime(time.Now().Add(15 * time.Second).Truncate(time.Second))
+		job.Status.StartTime, job.Status.Failed = &job.CreationTimestamp, 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: at, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: at, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+		if err := cl.c.Status().Update(ctx, &job); err != nil {
+			t.Fatal(err)
+		}
+		var next *metav1.Time
+		for deadline := time.Now().Add(time.Minute); next == nil; time.Sleep(100 * time.Millisecond) {
+			if err := cl.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+				t.Fatal(err)
+			}
+			if a := p.Status.Attempts; len(a) == 1 && a[0].Attempt == 1 && a[0].Outcome == "failed" {
+				next = a[0].NextAttemptAt
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("status.attempts %+v: attempt 1 is not remembered failed with its next attempt's time", p.Status.Attempts)
+			}
+		}
+		if !next.Equal(&at) {
+			t.Errorf("the next attempt is due at %s, want %s", next, at)
+		}
+		if err := cl.c.Delete(ctx, &job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
+		}
+		cl.runs.mu.Lock()
+		delete(cl.runs.hold, ns)
+		cl.runs.mu.Unlock()
+		cl.waitDrained(t, p, 2*time.Minute)
+		if st := cl.waitReady(t, p, time.Minute); len(st.Attempts) != 0 {
+			t.Errorf("attempts %+v: the window is published, nothing is left to remember", st.Attempts)
+		}
+		if rows, keys := cl.tableCounts(t, "orders_ttlretry"); rows != "5/5" || keys != 1 {
+			t.Errorf("table: %s rows/ids and %d keys, want 5/5 and 1", rows, keys)
+		}
+		jobs := cl.jobsOf(t, ns, "orders")
+		if len(jobs) != 1 || jobs[0].Labels[kube.LabelAttempt] != "2" || jobs[0].Annotations[kube.AnnotRunID] != job.Annotations[kube.AnnotRunID] {
+			t.Fatalf("Jobs after attempt 1 was deleted: %d, want one, attempt 2 of the same run", len(jobs))
+		}
+		if created := jobs[0].CreationTimestamp; created.Before(&at) {
+			t.Errorf("attempt 2 was created at %s, before its time %s", created, at)
 		}
 	})
 

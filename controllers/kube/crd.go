@@ -52,8 +52,7 @@ func CRDs() ([]apiextv1.CustomResourceDefinition, error) {
 			spec.Required = append(spec.Required, "tasks")
 		}
 		plural := strings.ToLower(kind) + "s"
-		preserve := true
-		status := apiextv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}
+		status := statusSchema()
 		out = append(out, apiextv1.CustomResourceDefinition{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
 			ObjectMeta: metav1.ObjectMeta{Name: plural + "." + k8s.Group},
@@ -99,6 +98,53 @@ func celRules(spec *apiextv1.JSONSchemaProps) {
 	})
 	md.Properties["target"] = tgt
 	spec.Properties["metadata"] = md
+}
+
+// statusSchema is status's, as ldp controller writes it (k8s.Status).
+func statusSchema() apiextv1.JSONSchemaProps {
+	str := func(d string) apiextv1.JSONSchemaProps {
+		return apiextv1.JSONSchemaProps{Type: "string", Description: d}
+	}
+	date := func(d string) apiextv1.JSONSchemaProps {
+		return apiextv1.JSONSchemaProps{Type: "string", Format: "date-time", Description: d}
+	}
+	counts := func(d string) apiextv1.JSONSchemaProps {
+		return apiextv1.JSONSchemaProps{Type: "object", Description: d,
+			AdditionalProperties: &apiextv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextv1.JSONSchemaProps{Type: "integer", Format: "int32"}}}
+	}
+	list := func(d string, item apiextv1.JSONSchemaProps) apiextv1.JSONSchemaProps {
+		return apiextv1.JSONSchemaProps{Type: "array", Description: d, Items: &apiextv1.JSONSchemaPropsOrArray{Schema: &item}}
+	}
+	condition := apiextv1.JSONSchemaProps{Type: "object", Required: []string{"type", "status", "lastTransitionTime", "reason", "message"},
+		Properties: map[string]apiextv1.JSONSchemaProps{
+			"type": str("Ready, Reconciling or Stalled."), "status": {Type: "string", Enum: []apiextv1.JSON{{Raw: []byte(`"True"`)}, {Raw: []byte(`"False"`)}, {Raw: []byte(`"Unknown"`)}}},
+			"observedGeneration": {Type: "integer", Format: "int64"}, "lastTransitionTime": date(""),
+			"reason": str("Why, in one CamelCase word (docs/kubernetes.md lists each and what to do)."), "message": str("Why, in words."),
+		}}
+	attempt := apiextv1.JSONSchemaProps{Type: "object", Required: []string{"window", "attempt", "outcome"},
+		Properties: map[string]apiextv1.JSONSchemaProps{
+			"window":        str("START/END in UTC."),
+			"attempt":       {Type: "integer", Format: "int32", Description: "The number of the window's last attempt."},
+			"outcome":       {Type: "string", Description: "The last attempt's.", Enum: []apiextv1.JSON{{Raw: []byte(`"running"`)}, {Raw: []byte(`"failed"`)}, {Raw: []byte(`"blocked"`)}}},
+			"job":           str("The last attempt's Job (deleted after ldp controller's --job-ttl)."),
+			"started":       date("When the last attempt's Job was created."),
+			"finished":      date("When the last attempt finished."),
+			"nextAttemptAt": date("When the next attempt may start; none when the window's attempts are spent."),
+			"retry":         str("The ldp.dev/retry annotation the attempts were counted under."),
+			"firstAttempt":  {Type: "integer", Format: "int32", Description: "The first attempt counted against the retries' max_attempts."},
+		}}
+	return apiextv1.JSONSchemaProps{Type: "object", Description: "What ldp controller found at its last reconcile.",
+		Properties: map[string]apiextv1.JSONSchemaProps{
+			"observedGeneration":  {Type: "integer", Format: "int64", Description: "The generation of the spec the status is of."},
+			"conditions":          list("Ready, Reconciling and Stalled, as Flux writes them.", condition),
+			"lastPublishedWindow": str("The latest window that is done, START/END in UTC."),
+			"windows":             counts("The desired windows by state (published, failed, blocked, partial, missing, running)."),
+			"missed":              list("Windows before the latest that catch-up would have run (catchup off).", apiextv1.JSONSchemaProps{Type: "string"}),
+			"backfill":            str("The command that fills the missed windows."),
+			"nextFire":            date("The schedule's next fire."),
+			"attempts":            list(fmt.Sprintf("The windows that are not published, each with its last attempt, its outcome and when the next may start; at most %d, the newest first.", k8s.MaxRememberedWindows), attempt),
+			"forgottenWindows":    counts("The windows dropped from attempts past its bound, by the outcome of their last attempt."),
+		}}
 }
 
 // jobTemplateSchema is spec.jobTemplate's: the fields of a pod spec it takes, each checked

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ldp-dev/ldp/apis/k8s"
-	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -190,10 +188,6 @@ func applyTemplate(pod *corev1.PodTemplateSpec, t *k8s.JobTemplate) {
 	ps.Volumes = append(ps.Volumes, t.Volumes...)
 }
 
-// exitCode reads the exit code a pod failure policy's verdict names in a Failed condition
-// ("... failed with exit code 3 matching FailJob rule at index 0").
-var exitCode = regexp.MustCompile(`failed with exit code (\d+)`)
-
 // recordOf is what reconcile needs to know of a Job.
 func recordOf(j *batchv1.Job) (reconcile.JobRecord, bool) {
 	window := j.Annotations[AnnotWindow]
@@ -201,7 +195,7 @@ func recordOf(j *batchv1.Job) (reconcile.JobRecord, bool) {
 	if window == "" || err != nil {
 		return reconcile.JobRecord{}, false
 	}
-	rec := reconcile.JobRecord{Window: v1.WindowKey(window), Attempt: attempt, Phase: reconcile.JobActive}
+	rec := reconcile.JobRecord{Window: window, Attempt: attempt, Phase: reconcile.JobActive, Started: j.CreationTimestamp.Time}
 	for _, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
@@ -211,13 +205,20 @@ func recordOf(j *batchv1.Job) (reconcile.JobRecord, bool) {
 			rec.Phase, rec.Finished = reconcile.JobSucceeded, c.LastTransitionTime.Time
 		case batchv1.JobFailed:
 			rec.Phase, rec.Finished = reconcile.JobFailed, c.LastTransitionTime.Time
-			if m := exitCode.FindStringSubmatch(c.Message); m != nil && m[1] == strconv.Itoa(ExitDataGate) {
+			// The pod failure policy's one FailJob rule is ldp's exit code ExitDataGate: a Job
+			// that rule failed (the condition's reason, not its message) was held back.
+			if c.Reason == batchv1.JobReasonPodFailurePolicy {
 				rec.Phase = reconcile.JobBlocked
 			}
 		}
 	}
 	if rec.Phase != reconcile.JobActive && rec.Finished.IsZero() && j.Status.CompletionTime != nil {
 		rec.Finished = j.Status.CompletionTime.Time
+	}
+	if rec.Phase == reconcile.JobActive && j.DeletionTimestamp != nil {
+		// A Job being deleted with no outcome runs no attempt: its pod is being stopped. The
+		// attempt failed, and the next one fences it.
+		rec.Phase, rec.Finished = reconcile.JobFailed, j.DeletionTimestamp.Time
 	}
 	return rec, true
 }

@@ -238,7 +238,7 @@ func TestConflictIsRetriedQuietly(t *testing.T) {
 		Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(`{"schedule": "5 0 * * *"}`)}}} // invalid: no source, no target
 	conflicts := 0
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(p).WithStatusSubresource(&k8s.Pipeline{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			conflicts++
 			return apierrors.NewConflict(schema.GroupResource{Group: k8s.Group, Resource: "pipelines"}, o.GetName(), errors.New("the object has been modified"))
 		}}).Build()
@@ -365,5 +365,148 @@ func TestImageOfPod(t *testing.T) {
 	}
 	if _, err := ImageOfPod(ctx, c, "ldp-system", "gone"); err == nil || !strings.Contains(err.Error(), "read the image of pod ldp-system/gone") {
 		t.Errorf("a pod that is not there: %v", err)
+	}
+}
+
+// TestAttemptsOutliveJobs: a window's attempts are remembered in the object's status, so a
+// window blocked at its last attempt stays blocked once its Jobs are deleted (a TTL), instead
+// of running again from attempt 1; and a Job being deleted is no running attempt.
+func TestAttemptsOutliveJobs(t *testing.T) {
+	dir := t.TempDir()
+	md := `{"window": {"size": "day", "column": "ts"}, "retries": {"max_attempts": 2},
+	  "source": {"format": "CSV", "path": "` + dir + `/in.csv"},
+	  "target": {"name": "t", "format": "ICEBERG", "catalog": {"identifier": "lake", "warehouse_path": "` + dir + `/wh"}}}`
+	w := "2026-08-01T00:00:00Z/2026-08-02T00:00:00Z"
+	objs := []client.Object{
+		&k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "blocked", Namespace: "shop", Annotations: map[string]string{AnnotBackfill: "2026-08-01/2026-08-02"}},
+			Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(md)}}},
+		&k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "deleting", Namespace: "shop", Annotations: map[string]string{AnnotBackfill: "2026-08-01/2026-08-02"}},
+			Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(md)}}},
+	}
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...).WithStatusSubresource(&k8s.Pipeline{}).Build()
+	now := time.Date(2026, 8, 4, 12, 0, 0, 0, time.UTC)
+	r := &Reconciler{Client: c, Kind: k8s.KindPipeline, Jobs: JobSettings{Image: "ldp:test"}, Now: func() time.Time { return now }, Rand: func() float64 { return 0 }}
+	ctx := context.Background()
+	pass := func(name string) {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := func(name string, attempt int) *batchv1.Job {
+		t.Helper()
+		var j batchv1.Job
+		if err := c.Get(ctx, types.NamespacedName{Namespace: "shop", Name: reconcile.JobName(k8s.KindPipeline, "shop", name, w, attempt)}, &j); err != nil {
+			t.Fatalf("%s: no Job for attempt %d: %v", name, attempt, err)
+		}
+		return &j
+	}
+	jobs := func(name string) []batchv1.Job {
+		var l batchv1.JobList
+		c.List(ctx, &l, client.MatchingLabels{LabelObject: name})
+		return l.Items
+	}
+	block := func(j *batchv1.Job) {
+		t.Helper()
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour)),
+			Reason: batchv1.JobReasonPodFailurePolicy, Message: "Container ldp for pod shop/x failed with exit code 3 matching FailJob rule at index 0"}}
+		if err := c.Status().Update(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	pass("blocked")
+	block(job("blocked", 1))
+	pass("blocked")
+	block(job("blocked", 2))
+	pass("blocked")
+	for _, j := range jobs("blocked") {
+		if err := c.Delete(ctx, &j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass("blocked")
+	if js := jobs("blocked"); len(js) != 0 {
+		t.Errorf("once its Jobs were deleted the blocked window got a Job again: %s (attempt %s)", js[0].Name, js[0].Labels[LabelAttempt])
+	}
+	var p k8s.Pipeline
+	c.Get(ctx, types.NamespacedName{Namespace: "shop", Name: "blocked"}, &p)
+	if a := p.Status.Attempts; len(a) != 1 || a[0].Window != w || a[0].Attempt != 2 || a[0].Outcome != "blocked" || a[0].Job != reconcile.JobName(k8s.KindPipeline, "shop", "blocked", w, 2) {
+		t.Errorf("status.attempts %+v, want %s blocked at attempt 2", a, w)
+	}
+	if p.Status.Windows["blocked"] != 1 || !hasCondition(p.Status, k8s.ConditionReady, metav1.ConditionFalse) {
+		t.Errorf("status %+v, want the window blocked", p.Status)
+	}
+
+	// A running attempt's Job is being deleted (its deletionTimestamp set, a finalizer holds
+	// it): the attempt is over, and the next one runs.
+	pass("deleting")
+	first := job("deleting", 1)
+	first.Finalizers = []string{"ldp.test/linger"}
+	if err := c.Update(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	now = time.Now().Add(time.Minute) // the API server dates the deletion by its own clock
+	pass("deleting")
+	if second := job("deleting", 2); second.Labels[LabelAttempt] != "2" {
+		t.Errorf("attempt 2's Job is labelled %v", second.Labels)
+	}
+}
+
+// TestBlockedIsTheFailurePolicysVerdict: a Job failed by its pod failure policy (whose one
+// FailJob rule is ldp's exit code 3) is blocked, whatever its message says; any other failure
+// is a failure.
+func TestBlockedIsTheFailurePolicysVerdict(t *testing.T) {
+	obj := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"}}
+	j := buildJob(obj, &SpecFiles{Main: "p.json"}, "cm", "a/b", 1, JobSettings{})
+	rules := j.Spec.PodFailurePolicy.Rules
+	if len(rules) != 1 || rules[0].Action != batchv1.PodFailurePolicyActionFailJob || rules[0].OnExitCodes == nil ||
+		len(rules[0].OnExitCodes.Values) != 1 || rules[0].OnExitCodes.Values[0] != ExitDataGate {
+		t.Fatalf("the pod failure policy %+v: its one FailJob rule must be exit code %d", rules, ExitDataGate)
+	}
+	for reason, want := range map[string]reconcile.JobPhase{
+		batchv1.JobReasonPodFailurePolicy:     reconcile.JobBlocked,
+		batchv1.JobReasonBackoffLimitExceeded: reconcile.JobFailed,
+		batchv1.JobReasonDeadlineExceeded:     reconcile.JobFailed,
+	} {
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason,
+			Message: "Pod shop/x-pod has condition DisruptionTarget matching FailJob rule at index 0"}}
+		if rec, ok := recordOf(j); !ok || rec.Phase != want {
+			t.Errorf("a Job failed with reason %s is %s, want %s", reason, rec.Phase, want)
+		}
+	}
+}
+
+// TestStatusIsPatched: the status is a merge patch on the status subresource, so a pass whose
+// object another writer changed after it was read (a label, ldp backfill --cluster's
+// annotation) still writes its status, and leaves the other write as it is.
+func TestStatusIsPatched(t *testing.T) {
+	p := &k8s.Pipeline{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", Finalizers: []string{Finalizer}},
+		Spec: k8s.Spec{Metadata: apiextv1.JSON{Raw: []byte(`{"schedule": "5 0 * * *"}`)}}} // invalid: no source, no target
+	bumped := false
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(p).WithStatusSubresource(&k8s.Pipeline{}).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			if err := c.Get(ctx, key, o, opts...); err != nil || bumped {
+				return err
+			}
+			bumped = true
+			other := o.DeepCopyObject().(client.Object)
+			other.SetLabels(map[string]string{"team": "shop"})
+			return c.Update(ctx, other)
+		}}).Build()
+	r := &Reconciler{Client: c, Kind: k8s.KindPipeline, Jobs: JobSettings{Image: "ldp:test"}}
+	key := types.NamespacedName{Namespace: "shop", Name: "orders"}
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	var got k8s.Pipeline
+	if err := c.Get(context.Background(), key, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !bumped || !hasCondition(got.Status, k8s.ConditionStalled, metav1.ConditionTrue) || got.Labels["team"] != "shop" {
+		t.Errorf("after one pass: labels %v, conditions %+v; want the status written beside the other writer's label", got.Labels, got.Status.Conditions)
 	}
 }

@@ -103,42 +103,15 @@ func (r *Reconciler) now() time.Time {
 }
 
 // reconcileWindows does the work of a pass and fills st in; an error is retried with backoff.
+// It runs in sub-steps, Flux's way (load, plan, then the Jobs), each of which fills st in and
+// may end the pass.
 func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k8s.Status, now time.Time) (ctrl.Result, error) {
-	files, missing, err := r.specFiles(ctx, obj)
-	if err != nil {
-		return ctrl.Result{}, err
+	spec, res, err := r.load(ctx, obj, st)
+	if spec == nil || err != nil {
+		return res, err
 	}
-	if len(missing) > 0 {
-		msg := fmt.Sprintf("the tasks name Pipelines that do not exist in namespace %s: %s", obj.GetNamespace(), strings.Join(missing, ", "))
-		r.stalled(st, obj, k8s.ReasonInvalidSpec, msg)
-		return ctrl.Result{RequeueAfter: time.Minute}, nil
-	}
-	dir, err := os.MkdirTemp("", "ldp-controller-")
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	defer os.RemoveAll(dir)
-	main, err := files.Write(dir)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	found, _, err := controllers.Discover([]string{main}, false)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if len(found) != 1 || len(found[0].Problems) > 0 {
-		var lines []string
-		for _, f := range found {
-			for _, p := range f.Problems {
-				p.File = strings.TrimPrefix(strings.TrimPrefix(p.File, dir), "/")
-				lines = append(lines, p.String())
-			}
-		}
-		r.stalled(st, obj, k8s.ReasonInvalidSpec, strings.Join(lines, "; "))
-		return ctrl.Result{}, nil // not retried: the object has to change
-	}
-	apimeta.RemoveStatusCondition(&st.Conditions, k8s.ConditionStalled)
-	sc := found[0]
+	defer spec.cleanup()
+	files, sc := spec.files, spec.sc
 	if obj.GetSpec().Suspend {
 		r.conditions(st, obj, 0)
 		return ctrl.Result{}, nil
@@ -151,39 +124,9 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionTrue, k8s.ReasonNothingIsDue, msg)
 		return ctrl.Result{}, nil
 	}
-	planner := &controllers.Reconciler{Runner: &controllers.Runner{Log: io.Discard}}
-	var plans []reconcile.WindowPlan
-	if sc.WF.Schedule != "" {
-		res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, Now: now, Due: true, DryRun: true})
-		if err == nil {
-			err = res.Objects[0].Err
-		}
-		if err != nil {
-			r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, err))
-			return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
-		}
-		plans = res.Objects[0].Windows
-	}
-	if status, err := controllers.StatusOf(ctx, sc, now, 1000); err == nil && sc.WF.Schedule != "" {
-		st.NextFire = ""
-		if !status.NextFire.IsZero() {
-			st.NextFire = status.NextFire.UTC().Format(time.RFC3339)
-		}
-		st.Missed, st.Backfill = nil, ""
-		for _, m := range status.Missed {
-			st.Missed = append(st.Missed, m.Start+"/"+m.End)
-		}
-		if n := len(status.Missed); n > 0 {
-			st.Backfill = fmt.Sprintf("ldp backfill --cluster %s/%s -n %s --from %s --to %s", strings.ToLower(obj.Kind()), obj.GetName(), obj.GetNamespace(), status.Missed[0].Start, status.Missed[n-1].End)
-		}
-	}
-	ranges, err := r.backfillPlans(ctx, planner, obj, sc, now)
-	if err != nil {
-		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, err))
+	plans, ranges, ok := r.plan(ctx, obj, st, sc, now)
+	if !ok {
 		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
-	}
-	for _, extra := range ranges {
-		plans = controllers.MergePlans(plans, extra)
 	}
 
 	var jobs batchv1.JobList
@@ -208,6 +151,8 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	memory, retry := memoryOf(st.Attempts), obj.GetAnnotations()[AnnotRetry]
+	records, recheck := reconcile.Recall(records, memory, retry, now, lostAfter)
 	policy := controllers.PolicyOf(sc.WF.Retries, nil)
 	attempts := policy.MaxAttempts
 	if attempts < 3 && sc.WF.Retries == nil {
@@ -265,6 +210,11 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 			}
 			created++
 		}
+	}
+	keep, forgotten := reconcile.Remember(plans, decisions, records, memory, retry, now, k8s.MaxRememberedWindows)
+	r.remember(st, obj, keep, forgotten)
+	if recheck > 0 && (requeue == 0 || recheck < requeue) {
+		requeue = recheck
 	}
 	st.Windows = reconcile.CountStates(plans, decisions)
 	for _, d := range decisions {
@@ -349,10 +299,10 @@ func (r *Reconciler) conditions(st *k8s.Status, obj k8s.Object, waiting int) {
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonProgressing, summary)
 	case outcome == v1.Failed:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonFailed, summary)
-		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonFailed, summary+": its attempts are spent; change the object or delete the failed Jobs to run them again")
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonFailed, summary+": its attempts are spent (status.attempts); fix the cause, then set a new "+AnnotRetry+" annotation to run them again")
 	case outcome == v1.Blocked:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonBlocked, summary)
-		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonBlocked, summary+": a data gate held them back; fix the data and delete the blocked Jobs to run them again")
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonBlocked, summary+": a data gate held them back (status.attempts); fix the data, then set a new "+AnnotRetry+" annotation to run them again")
 	case total == 0:
 		r.setCondition(st, obj, k8s.ConditionReconciling, metav1.ConditionFalse, k8s.ReasonNothingIsDue, "no window is due yet")
 		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionTrue, k8s.ReasonNothingIsDue, "no window is due yet")
@@ -387,9 +337,13 @@ func (r *Reconciler) setCondition(st *k8s.Status, obj k8s.Object, typ string, st
 	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration()})
 }
 
+// writeStatus writes the pass's status as a merge patch on the status subresource: only the
+// fields that changed, and no resourceVersion to conflict on, since the leader is the status's
+// one writer (a spec changed meanwhile makes a pass of its own).
 func (r *Reconciler) writeStatus(ctx context.Context, obj k8s.Object, st *k8s.Status) error {
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	*obj.GetStatus() = *st
-	return r.Client.Status().Update(ctx, obj)
+	return r.Client.Status().Patch(ctx, obj, patch)
 }
 
 func (r *Reconciler) random() float64 {
@@ -530,4 +484,96 @@ func (r *Reconciler) drainBackfill(ctx context.Context, obj k8s.Object, ranges [
 	}
 	obj.SetAnnotations(ann)
 	return r.Client.Patch(ctx, obj, patch)
+}
+
+// loaded is an object's spec as a pass plans it: its files, and their discovery in a
+// temporary folder that cleanup removes.
+type loaded struct {
+	files   *SpecFiles
+	sc      controllers.Scheduled
+	cleanup func()
+}
+
+// load is a pass's first step: the object's spec files (a Workflow's with the Pipelines it
+// names), discovered and validated as ldp validate does. It is nil when the object is
+// Stalled for them (st says why, the result when to look again).
+func (r *Reconciler) load(ctx context.Context, obj k8s.Object, st *k8s.Status) (*loaded, ctrl.Result, error) {
+	files, missing, err := r.specFiles(ctx, obj)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	if len(missing) > 0 {
+		msg := fmt.Sprintf("the tasks name Pipelines that do not exist in namespace %s: %s", obj.GetNamespace(), strings.Join(missing, ", "))
+		r.stalled(st, obj, k8s.ReasonInvalidSpec, msg)
+		return nil, ctrl.Result{RequeueAfter: time.Minute}, nil
+	}
+	dir, err := os.MkdirTemp("", "ldp-controller-")
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	main, err := files.Write(dir)
+	if err != nil {
+		cleanup()
+		return nil, ctrl.Result{}, err
+	}
+	found, _, err := controllers.Discover([]string{main}, false)
+	if err != nil {
+		cleanup()
+		return nil, ctrl.Result{}, err
+	}
+	if len(found) != 1 || len(found[0].Problems) > 0 {
+		var lines []string
+		for _, f := range found {
+			for _, p := range f.Problems {
+				p.File = strings.TrimPrefix(strings.TrimPrefix(p.File, dir), "/")
+				lines = append(lines, p.String())
+			}
+		}
+		cleanup()
+		r.stalled(st, obj, k8s.ReasonInvalidSpec, strings.Join(lines, "; "))
+		return nil, ctrl.Result{}, nil // not retried: the object has to change
+	}
+	apimeta.RemoveStatusCondition(&st.Conditions, k8s.ConditionStalled)
+	return &loaded{files: files, sc: found[0], cleanup: cleanup}, ctrl.Result{}, nil
+}
+
+// plan is a pass's second step: the desired windows of the schedule (as ldp diff plans them)
+// and of each range the backfill annotation asks for, merged, and the schedule's next fire and
+// missed windows in st. Not ok when the plan failed (st says why).
+func (r *Reconciler) plan(ctx context.Context, obj k8s.Object, st *k8s.Status, sc controllers.Scheduled, now time.Time) (plans []reconcile.WindowPlan, ranges [][]reconcile.WindowPlan, ok bool) {
+	planner := &controllers.Reconciler{Runner: &controllers.Runner{Log: io.Discard}}
+	if sc.WF.Schedule != "" {
+		res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, Now: now, Due: true, DryRun: true})
+		if err == nil {
+			err = res.Objects[0].Err
+		}
+		if err != nil {
+			r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, err))
+			return nil, nil, false
+		}
+		plans = res.Objects[0].Windows
+	}
+	if status, err := controllers.StatusOf(ctx, sc, now, 1000); err == nil && sc.WF.Schedule != "" {
+		st.NextFire = ""
+		if !status.NextFire.IsZero() {
+			st.NextFire = status.NextFire.UTC().Format(time.RFC3339)
+		}
+		st.Missed, st.Backfill = nil, ""
+		for _, m := range status.Missed {
+			st.Missed = append(st.Missed, m.Start+"/"+m.End)
+		}
+		if n := len(status.Missed); n > 0 {
+			st.Backfill = fmt.Sprintf("ldp backfill --cluster %s/%s -n %s --from %s --to %s", strings.ToLower(obj.Kind()), obj.GetName(), obj.GetNamespace(), status.Missed[0].Start, status.Missed[n-1].End)
+		}
+	}
+	ranges, err := r.backfillPlans(ctx, planner, obj, sc, now)
+	if err != nil {
+		r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, err))
+		return nil, nil, false
+	}
+	for _, extra := range ranges {
+		plans = controllers.MergePlans(plans, extra)
+	}
+	return plans, ranges, true
 }
