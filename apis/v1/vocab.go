@@ -82,13 +82,15 @@ const (
 	FormatParquet Format = "PARQUET"
 	FormatJSON    Format = "JSON"
 	FormatIceberg Format = "ICEBERG"
+	// FormatGitHub is a repository's GitHub issues (internal/sources), a source only.
+	FormatGitHub Format = "GITHUB"
 )
 
 // SourceFormats, TargetFormats and ModelTargetFormats are the formats a spec may give a
 // source, a target and a sql task's target. The schema's patterns (schemas/*.cue) list the
 // same: a test holds them equal.
 var (
-	SourceFormats      = []Format{FormatCSV, FormatParquet, FormatJSON, FormatIceberg}
+	SourceFormats      = []Format{FormatCSV, FormatParquet, FormatJSON, FormatIceberg, FormatGitHub}
 	TargetFormats      = []Format{FormatIceberg, FormatCSV, FormatParquet}
 	ModelTargetFormats = []Format{FormatIceberg}
 )

@@ -24,6 +24,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/quality"
+	"github.com/ldp-dev/ldp/internal/sources"
 	"github.com/ldp-dev/ldp/internal/window"
 
 	"github.com/apache/iceberg-go/table"
@@ -469,6 +470,15 @@ func (r *run) extract(ctx context.Context) error {
 		}
 		schema, table, _ := strings.Cut(src.Name, ".")
 		from = "ldp_dbt." + engine.Ident(schema) + "." + engine.Ident(table)
+	} else if sources.Is(src.Format) {
+		dir, err := os.MkdirTemp("", "ldp-source-")
+		if err != nil {
+			return err
+		}
+		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
+		if from, err = sources.Extract(ctx, src, r.opts.Window, dir, r.p.Path); err != nil {
+			return err
+		}
 	} else {
 		path, err := window.FillPath(src.Path, r.opts.Window, r.win.Location)
 		if err != nil {
@@ -670,7 +680,7 @@ func (r *run) sourceName() string {
 	case src.Format == SQL:
 		return "the query of " + src.Name
 	}
-	return src.Name
+	return sources.Name(src)
 }
 
 // windowRules are the rules of metadata.window over the rows the window filter dropped, as
