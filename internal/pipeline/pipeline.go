@@ -470,13 +470,14 @@ func (r *run) extract(ctx context.Context) error {
 		}
 		schema, table, _ := strings.Cut(src.Name, ".")
 		from = "ldp_dbt." + engine.Ident(schema) + "." + engine.Ident(table)
-	} else if sources.Is(src.Format) {
+	} else if sources.Is(src) {
 		dir, err := os.MkdirTemp("", "ldp-source-")
 		if err != nil {
 			return err
 		}
 		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
-		if from, err = sources.Extract(ctx, src, r.opts.Window, dir, r.p.Path); err != nil {
+		in := sources.Input{Window: r.opts.Window, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Dir: dir, BaseDir: r.p.BaseDir, SpecFile: r.p.Path}
+		if from, err = sources.Extract(ctx, src, in); err != nil {
 			return err
 		}
 	} else {
