@@ -172,6 +172,9 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 			if !hasPath && format != "" {
 				c.at(sp, "a %s source needs a path: the file to read, relative to the spec's folder", format)
 			}
+			if e, _ := str(src, "engine"); strings.EqualFold(e, "bigquery") && format != v1.FormatJSON && format != "" {
+				c.at(sp.child("engine"), "engine BIGQUERY runs the query of a query file: its format is JSON, not %s", format)
+			}
 			for _, k := range []string{"repository", "state", "base_url", "token_env"} {
 				if _, ok := src[k]; ok {
 					c.at(sp.child(k), "%s applies only to GITHUB sources", k)

@@ -65,6 +65,11 @@ func TestBigQueryIntoIceberg(t *testing.T) {
 		return out + errs
 	}
 	ldp(0, "validate", "orders.json", "orders_csv.json", "broken.json")
+	l.write(t, "csv_engine.json", `{"identifier": "csv_engine", "metadata": {"source": {"format": "CSV", "engine": "BIGQUERY", "path": "query.json"},
+		"target": {"name": "csv_engine", "format": "ICEBERG", "catalog": {"identifier": "bq"}}}}`)
+	if out := ldp(1, "validate", "csv_engine.json"); !strings.Contains(out, "metadata.source.engine: engine BIGQUERY runs the query of a query file: its format is JSON, not CSV") {
+		t.Errorf("a CSV source with engine BIGQUERY validates as:\n%s", out)
+	}
 	ldp(0, "run", "orders.json", "--window", "2026-03-02/2026-03-03")
 	got := ldp(0, "query", "orders.json", "SELECT id, amount, strftime(ordered_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%f') AS at, local, "+
 		"array_to_string(tags, '|') AS tags, ship.city AS city, typeof(amount) AS ta, typeof(ordered_at) AS tt, typeof(local) AS tl, typeof(tags) AS tg, typeof(ship) AS ts FROM orders ORDER BY id", "-o", "csv")

@@ -196,3 +196,21 @@ func TestReal(t *testing.T) {
 		t.Errorf("columns %v rows %v", cols, rows)
 	}
 }
+
+// TestApplicationDefaultCredentials: without a key file the read finds the key
+// GOOGLE_APPLICATION_CREDENTIALS names, runs its JWT flow and takes its project.
+func TestApplicationDefaultCredentials(t *testing.T) {
+	srv, cfg := setup(t, orders)
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", cfg.KeyFile)
+	cfg.KeyFile = ""
+	_, rows, err := read(cfg)
+	if err != nil || len(rows) != 3 || srv.Tokens != 1 {
+		t.Fatalf("read %d rows with %d tokens: %v", len(rows), srv.Tokens, err)
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "none.json"))
+	t.Setenv("HOME", t.TempDir()) // no gcloud credentials either
+	t.Setenv("GCE_METADATA_HOST", "127.0.0.1:1")
+	if _, _, err := read(cfg); err == nil || !strings.Contains(err.Error(), "no BigQuery credentials: give source.credentials.path") {
+		t.Errorf("error %v", err)
+	}
+}
