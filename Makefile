@@ -41,7 +41,7 @@ test-rest: ## Run the REST catalog tier against SeaweedFS (built once by hack/se
 test-k8s: ## Run the Kubernetes tier: ldp controller on a real kube-apiserver and etcd (built once by hack/envtest/build.sh, about 11 min)
 	@test -x $(LDP_TOOLS)/k8s/kube-apiserver || LDP_TOOLS=$(LDP_TOOLS) bash hack/envtest/build.sh
 	$(GO) build -o bin/testsummary ./hack/testsummary
-	set -o pipefail; KUBEBUILDER_ASSETS=$(LDP_TOOLS)/k8s $(GO) test -tags envtest -count=1 -json -timeout 20m -run 'TestKubernetes' ./cmd/ldp | bin/testsummary
+	set -o pipefail; KUBEBUILDER_ASSETS=$(LDP_TOOLS)/k8s $(GO) test -tags envtest -count=1 -json -timeout 20m -run 'TestKubernetes' ./cmd/ldp ./controllers/kube | bin/testsummary
 
 demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 	./$(BIN) demo --workdir ldp-demo

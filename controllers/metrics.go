@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers/tasks"
 )
 
 // Metrics are what an operator alerts on, in a Prometheus registry of their own: the windows
@@ -60,8 +61,8 @@ func (m *Metrics) Ran(r *Result, now time.Time) {
 		if t.Status == v1.Blocked {
 			m.gates.WithLabelValues(r.Workflow, t.ID).Inc()
 		}
-		if t.Detail != nil && t.Detail.RowsWritten > 0 {
-			m.rows.WithLabelValues(r.Workflow).Add(float64(t.Detail.RowsWritten))
+		if rc, ok := t.Detail.(tasks.RowCounter); ok && rc.Rows() > 0 {
+			m.rows.WithLabelValues(r.Workflow).Add(float64(rc.Rows()))
 		}
 	}
 	if r.Status == v1.Succeeded {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 
-	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
@@ -31,5 +30,3 @@ func Retriable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
 }
-
-func asNotFound(err error, target **lake.NotFoundError) bool { return errors.As(err, target) }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers/tasks"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
@@ -27,63 +28,6 @@ const (
 	TaskStarted      = "task.started"
 	TaskFinished     = "task.finished"
 )
-
-// TaskContext is what a task kind gets for one attempt.
-type TaskContext struct {
-	Workflow *Object
-	Task     v1.Task
-	Window   v1.LogicalWindow
-	RunID    string
-	Attempt  int
-	Replace  bool
-	Runner   *Runner
-	// Group, when set, lets the task's publish share a catalog commit with other windows.
-	Group *lake.Group
-	// Sniffs, when set, are the CSV layouts the windows of a backfill share.
-	Sniffs *pipeline.Sniffs
-	// UpstreamWrote is set when a task that ran earlier in this run wrote data.
-	UpstreamWrote bool
-}
-
-// TaskKind is one kind of task (pipeline, maintain, dbt, sql): what can vouch that its work is
-// done, and how one attempt of it runs.
-type TaskKind interface {
-	// Evidence says what can vouch that task t of wf did its work for a window: planning
-	// reads it, and never a kind's name.
-	Evidence(wf *Object, t v1.Task) reconcile.Evidence
-	// Run runs one attempt. An error is a failure, or a data gate (ldperr.IsDataGate).
-	Run(ctx context.Context, tc TaskContext) (TaskOutput, error)
-}
-
-// TaskOutput is what one attempt of a task did, for every kind alike (a kind fills in what it
-// has).
-type TaskOutput struct {
-	// Skipped is set when the attempt found its work done already.
-	Skipped bool   `json:"-"`
-	Reason  string `json:"reason,omitempty"`
-	// A publish: the pipeline run's status, its key, snapshot and rows.
-	Status      string `json:"status,omitempty"`
-	Key         string `json:"idempotency_key,omitempty"`
-	SnapshotID  int64  `json:"snapshot_id,string,omitempty"`
-	RowsWritten int64  `json:"rows_written,omitempty"`
-	// Maintenance.
-	Applied     bool  `json:"applied,omitempty"`
-	Expire      int   `json:"expire,omitempty"`
-	Orphans     int   `json:"orphans,omitempty"`
-	OrphanBytes int64 `json:"orphan_bytes,omitempty"`
-	// A dbt build: its fingerprint and variables, dbt's outcome, the models it published.
-	Fingerprint string         `json:"fingerprint,omitempty"`
-	Vars        map[string]any `json:"vars,omitempty"`
-	DbtOutcome  string         `json:"outcome,omitempty"`
-	Published   []string       `json:"published,omitempty"`
-}
-
-var kinds = map[v1.TaskKind]TaskKind{}
-
-// Register adds a task kind: each kind's file registers its own, without touching the runner.
-func Register(name v1.TaskKind, k TaskKind) { kinds[name] = k }
-
-func init() { Register(v1.TaskPipeline, pipelineKind{}) }
 
 // Runner runs workflows. Its clock, sleeper and random source are seams: tests pass fakes.
 type Runner struct {
@@ -145,8 +89,9 @@ type TaskResult struct {
 	Error    string      `json:"error,omitempty"`
 	Waits    []float64   `json:"waits_s,omitempty"`
 	// RetryAt is when the failed task is due again, when the runner did not wait (NoWait).
-	RetryAt time.Time   `json:"retry_at,omitzero"`
-	Detail  *TaskOutput `json:"detail,omitempty"`
+	RetryAt time.Time `json:"retry_at,omitzero"`
+	// Detail is the kind's own output (its JSON), nil when the task reported nothing.
+	Detail tasks.Output `json:"detail,omitempty"`
 	// err is the task's error, whose public part the task's event carries (ldperr.Public).
 	err error
 	// checks are the checks that failed when a data gate blocked the task; fatal is set when
@@ -270,7 +215,7 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 		if tr.Status == "" {
 			if tp, ok := planned[t.ID]; ok && tp.Action == v1.ActionSkip {
 				tr.Status = v1.Skipped
-				tr.Detail = &TaskOutput{Reason: tp.Reason}
+				tr.Detail = tasks.Skip{Reason: tp.Reason}
 			} else {
 				r.runTask(ctx, rec, wf, t, w, o, wrote, &tr)
 			}
@@ -278,8 +223,8 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 		status[t.ID] = tr.Status
 		wrote = wrote || tr.Status == v1.Succeeded
 		finished := map[string]any{"task": t.ID, "kind": t.Kind(), "status": tr.Status, "attempts": tr.Attempts, "task_run_id": tr.RunID, "error": tr.publicError()}
-		if tr.Detail != nil && tr.Detail.Fingerprint != "" {
-			finished["fingerprint"] = tr.Detail.Fingerprint
+		if f, ok := tr.Detail.(tasks.Fingerprinted); ok && f.Fingerprint() != "" {
+			finished["fingerprint"] = f.Fingerprint()
 		}
 		if !tr.RetryAt.IsZero() {
 			finished["retry_at"] = tr.RetryAt.UTC().Format(time.RFC3339Nano)
@@ -303,8 +248,8 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 
 // runTask runs one task with its retry policy: the same task run id, the attempt counting up.
 func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, t v1.Task, w v1.LogicalWindow, o RunOptions, upstreamWrote bool, tr *TaskResult) {
-	kind, ok := kinds[t.Kind()]
-	if !ok {
+	kind := tasks.Lookup(t.Kind())
+	if kind == nil {
 		tr.Status, tr.Error = v1.Failed, fmt.Sprintf("no task kind %q is registered in this ldp", t.Kind())
 		return
 	}
@@ -313,13 +258,16 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 		attempt := o.Attempt + n - 1
 		tr.Attempts = n
 		rec.Emit(ctx, TaskStarted, map[string]any{"task": t.ID, "kind": t.Kind(), "task_run_id": tr.RunID, "task_attempt": attempt})
-		out, err := kind.Run(ctx, TaskContext{Workflow: wf, Task: t, Window: w, RunID: tr.RunID, Attempt: attempt, Replace: o.Replace, Runner: r, Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote})
+		tc := tasks.TaskContext{Spec: wf.spec(t), Workflow: wf.Name, Ledger: wf.Ledger, Window: w, RunID: tr.RunID, Attempt: attempt,
+			Replace: o.Replace, Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote, Env: r.env(),
+			LastFingerprint: func() string { return lastBuild(wf.Ledger, wf.Name, w.String(), t.ID) }}
+		out, err := kind.Run(ctx, tc)
 		tr.Detail, tr.err = nil, err
-		if !reflect.ValueOf(out).IsZero() {
-			tr.Detail = &out
+		if out != nil && !reflect.ValueOf(out).IsZero() {
+			tr.Detail = out
 		}
 		switch {
-		case err == nil && out.Skipped:
+		case err == nil && out != nil && out.Skipped():
 			tr.Status, tr.Error = v1.Skipped, ""
 			return
 		case err == nil:
@@ -356,6 +304,26 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 
 func (r *Runner) warn(m string) { fmt.Fprintln(r.Log, "warning: "+m) }
 
+// env is what of the runner a task kind may use: its log, clock, version, publish hook, and
+// the sinks of a pipeline's events (those Sinks gives, or those the spec declares).
+func (r *Runner) env() tasks.Env {
+	e := tasks.Env{Log: r.Log, Warn: r.warn, Now: r.Now, Version: r.Version, Hook: r.Hook, Sinks: r.Sinks}
+	if e.Sinks == nil && r.Getenv != nil {
+		e.Sinks = func(p *v1.Pipeline) []ledger.Sink { return SinksFor(p, r.Version, r.Getenv)[1:] }
+	}
+	return e
+}
+
+// lastBuild is the fingerprint of the last build of task for window in the ledger, when it
+// succeeded; "" otherwise.
+func lastBuild(path, workflow, window, task string) string {
+	st, err := new(Observer).ledger(path)
+	if err != nil {
+		return ""
+	}
+	return st.fold.lastBuild(workflow, window, task)
+}
+
 func firstLine(s string) string {
 	for i, c := range s {
 		if c == '\n' {
@@ -363,52 +331,4 @@ func firstLine(s string) string {
 		}
 	}
 	return s
-}
-
-// pipelineKind runs a pipeline task for the window of the run, under its key.
-type pipelineKind struct{}
-
-// Evidence: a load into an Iceberg table is vouched for by its key on main; a file export
-// only by its last run.
-func (pipelineKind) Evidence(wf *Object, t v1.Task) reconcile.Evidence {
-	if wf.TableOf(t) != nil {
-		return reconcile.ByKey
-	}
-	return reconcile.ByLastRun
-}
-
-func (pipelineKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error) {
-	p := tc.Workflow.Pipelines[tc.Task.ID]
-	if p == nil {
-		return TaskOutput{}, ldperr.Configf(tc.Workflow.File, "task %s: its pipeline was not loaded", tc.Task.ID)
-	}
-	sinks := []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: tc.Workflow.Ledger}}}
-	if tc.Runner.Sinks != nil {
-		sinks = append(sinks, tc.Runner.Sinks(p)...)
-	} else if tc.Runner.Getenv != nil {
-		sinks = append(sinks, SinksFor(p, tc.Runner.Version, tc.Runner.Getenv)[1:]...)
-	}
-	opts := pipeline.Options{Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt, Log: tc.Runner.Log, Hook: tc.Runner.Hook,
-		Sinks: sinks, Version: tc.Runner.Version, Warn: tc.Runner.warn, Now: tc.Runner.Now, Group: tc.Group, Sniffs: tc.Sniffs}
-	if tc.Window.IsZero() {
-		opts.RunID = "" // a run with no window keeps the direct mode
-	}
-	if tc.Replace && p.IsIceberg() {
-		hash, err := p.SpecHash()
-		if err != nil {
-			return TaskOutput{}, err
-		}
-		opts.Key = v1.ReplaceKey(p.IdempotencyKey(tc.Window), hash)
-		opts.Mode = v1.WriteOverwrite
-	}
-	res, err := pipeline.Run(ctx, p, opts)
-	var out TaskOutput
-	if res != nil {
-		out = TaskOutput{Status: res.Status, RowsWritten: res.RowsWritten, Key: res.Key, SnapshotID: res.SnapshotID}
-	}
-	if err != nil {
-		return out, err
-	}
-	out.Skipped = res.Status == pipeline.StatusSkippedDuplicate
-	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers/tasks"
 	"github.com/ldp-dev/ldp/internal/dbt"
 	"github.com/ldp-dev/ldp/internal/engine"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -79,7 +80,7 @@ func Maintain(ctx context.Context, path string, m *v1.MaintainTask) (*MaintainRe
 		return nil, err
 	}
 	defer cat.Close()
-	return maintain.Run(ctx, cat, lake.RefOf(p.Metadata.Target), OptionsOf(m))
+	return maintain.Run(ctx, cat, lake.RefOf(p.Metadata.Target), tasks.OptionsOf(m))
 }
 
 // CatalogStep is one step of ldp catalog test.
@@ -238,12 +239,6 @@ func Runs(events []LedgerEvent, attempts bool) []RunSummary {
 	return ledger.Summarize(events, attempts)
 }
 
-// CheckModel binds a SQL model's query against its inputs' columns for window w, and returns
-// the inputs that have no table yet (the query is then checked when it runs).
-func CheckModel(ctx context.Context, p *v1.Pipeline, w v1.LogicalWindow) ([]string, error) {
-	return pipeline.CheckModel(ctx, p, w)
-}
-
 // ValidationReport is what checking a set of spec files found; SkippedFile one file passed over.
 type (
 	ValidationReport = specs.Report
@@ -259,6 +254,15 @@ const DbtConfigFile = dbt.ConfigFile
 
 // DbtBlockedQuality is the status of a dbt run that only its data tests held back.
 const DbtBlockedQuality = dbt.BlockedQuality
+
+// DbtBuild is a run of a dbt project by itself (ldp dbt build|test), as a dbt task runs it.
+type DbtBuild = tasks.DbtBuild
+
+// BuildDbt runs a dbt project by itself for a window, with the runner's log, clock and hook.
+func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (tasks.DbtOutput, error) {
+	r.defaults()
+	return tasks.BuildDbt(ctx, r.env(), b)
+}
 
 // DbtLedger is the ledger of a dbt project run by itself (ldp dbt build|test).
 func DbtLedger(project string) string { return ledger.PathFor(filepath.Join(project, dbt.ConfigFile)) }

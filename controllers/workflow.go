@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers/tasks"
 	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
@@ -87,28 +89,20 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 			}
 		}
 		for _, t := range o.Tasks {
-			if t.SQL != nil {
-				p, err := sqlPipeline(o, path, t)
-				if err != nil {
-					return nil, err
-				}
-				wf.Pipelines[t.ID] = p
+			l, ok := tasks.Lookup(t.Kind()).(tasks.Loader)
+			if !ok {
 				continue
 			}
-			ref := t.Pipeline
-			if t.Maintain != nil {
-				ref = t.Maintain.Config
-			}
-			if ref == "" {
-				continue
-			}
-			p, err := specs.ReadPipeline(filepath.Join(filepath.Dir(path), ref))
+			p, named, err := l.Load(o, path, t)
 			if err != nil {
 				return nil, err
 			}
+			if p == nil {
+				continue
+			}
 			wf.Pipelines[t.ID] = p
 			// A window of the workflow is finished when every load's late rows are in.
-			if ps, err := window.SpecOf(p.Metadata.Window); err == nil && ps.Delay > wf.Window.Delay {
+			if ps, err := window.SpecOf(p.Metadata.Window); named && err == nil && ps.Delay > wf.Window.Delay {
 				wf.Window.Delay = ps.Delay
 			}
 		}
@@ -133,10 +127,24 @@ func OneTask(p *v1.Pipeline) (*Object, error) {
 	return o.parsed(), nil
 }
 
+// spec is task t as its kind sees it.
+func (w *Object) spec(t v1.Task) tasks.Spec {
+	return tasks.Spec{Task: t, Pipeline: w.Pipelines[t.ID], File: w.File}
+}
+
+// vouch is what vouches for task t's work: its kind says; a kind this ldp has not
+// registered only its last run (it fails when it runs).
+func (w *Object) vouch(t v1.Task) reconcile.Evidence {
+	if k := tasks.Lookup(t.Kind()); k != nil {
+		return k.Evidence(w.spec(t))
+	}
+	return reconcile.ByLastRun
+}
+
 // TableOf is the pipeline whose Iceberg table task t publishes under a key (a load or a SQL
 // model), or nil.
 func (w *Object) TableOf(t v1.Task) *v1.Pipeline {
-	if p := w.Pipelines[t.ID]; (t.Kind() == v1.TaskPipeline || t.Kind() == v1.TaskSQL) && p != nil && p.IsIceberg() {
+	if p := w.Pipelines[t.ID]; p != nil && p.IsIceberg() && w.vouch(t) == reconcile.ByKey {
 		return p
 	}
 	return nil
@@ -146,11 +154,8 @@ func (w *Object) TableOf(t v1.Task) *v1.Pipeline {
 func (w *Object) Planning() reconcile.Object {
 	obj := reconcile.Object{Name: w.Name, File: w.File, Delay: w.Window.Delay}
 	for _, t := range w.Tasks {
-		rt := reconcile.Task{ID: t.ID, Evidence: reconcile.ByLastRun, DependsOn: t.DependsOn, MaxAttempts: w.TaskPolicy(t).MaxAttempts}
-		if k := kinds[t.Kind()]; k != nil {
-			rt.Evidence = k.Evidence(w, t)
-		}
-		if p := w.TableOf(t); p != nil && rt.Evidence == reconcile.ByKey {
+		rt := reconcile.Task{ID: t.ID, Evidence: w.vouch(t), DependsOn: t.DependsOn, MaxAttempts: w.TaskPolicy(t).MaxAttempts}
+		if p := w.TableOf(t); p != nil {
 			rt.Target = p.TargetIdentity()
 			rt.Key = func(win v1.LogicalWindow) string { return p.IdempotencyKey(win) }
 		}
@@ -158,6 +163,20 @@ func (w *Object) Planning() reconcile.Object {
 	}
 	return obj
 }
+
+// TaskPlan is what the plan of a workflow shows of one task beyond its key, for window win:
+// its kind's detail and warnings (nothing runs).
+func (w *Object) TaskPlan(ctx context.Context, t v1.Task, win v1.LogicalWindow) (tasks.Plan, error) {
+	k := tasks.Lookup(t.Kind())
+	if k == nil {
+		return tasks.Plan{}, nil
+	}
+	return k.Plan(ctx, w.spec(t), win)
+}
+
+// RenameTaskConfigs replaces, in a task as written, each dataset config path it names with
+// ref(path), as its kind says where it names one (ldp export k8s names Pipeline objects).
+func RenameTaskConfigs(task map[string]any, ref func(string) string) { tasks.RenameConfigs(task, ref) }
 
 // Policy is how a task is tried again.
 type Policy struct {
@@ -247,16 +266,9 @@ func OrderWarnings(w *Object) []string {
 	}
 	var out []string
 	for _, t := range w.Tasks {
-		p := w.Pipelines[t.ID]
 		var reads []string
-		if p != nil && p.Metadata.Source.Format == v1.FormatIceberg && p.Metadata.Source.Catalog != nil {
-			reads = append(reads, "iceberg:"+p.Metadata.Source.Catalog.NamespaceName()+"."+p.Metadata.Source.Name)
-		}
-		for _, name := range sortedInputs(p) {
-			reads = append(reads, inputIdentity(p.Metadata.Source.Inputs[name]))
-		}
-		if t.Dbt != nil {
-			reads = append(reads, dbtReads(w, t)...)
+		if k := tasks.Lookup(t.Kind()); k != nil {
+			reads = k.Reads(w.spec(t))
 		}
 		for _, src := range reads {
 			if writer, ok := writers[src]; ok && writer != t.ID && !reaches(t.ID, writer, map[string]bool{}) {

@@ -11,8 +11,6 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/errors"
-
-	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // maxRounds bounds the fixpoint; each round removes at least one reported node, and real specs
@@ -429,23 +427,15 @@ var patternText = withEnums(map[string]patternDoc{
 	`^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$`: {text: `a duration of hours, minutes and seconds such as "2h", "90m" or "1h30m"`},
 })
 
-// withEnums adds to m the patterns of the typed enums: =~"^(?i:a|b|c)$" for each list, in the
-// list's order, described as "A, B or C".
+// withEnums adds to m the patterns of the typed enums (vocabs), in each list's order,
+// described as "A, B or C".
 func withEnums(m map[string]patternDoc) map[string]patternDoc {
-	for _, e := range []struct {
-		values []string
-		note   string
-	}{
-		{v1.Names(v1.SourceFormats), ""},
-		{v1.Names(v1.TargetFormats), ""},
-		{v1.Names(v1.ModelTargetFormats), " (a SQL model writes an Iceberg table)"},
-		{v1.Names(v1.WriteModes), ""},
-	} {
+	for _, e := range vocabs {
 		text := e.values[len(e.values)-1]
 		if n := len(e.values); n > 1 {
 			text = strings.Join(e.values[:n-1], ", ") + " or " + text
 		}
-		m["^(?i:"+strings.ToLower(strings.Join(e.values, "|"))+")$"] = patternDoc{text: text + e.note, options: e.values}
+		m[enumPattern(e.values)] = patternDoc{text: text + e.note, options: e.values}
 	}
 	return m
 }

@@ -504,7 +504,12 @@ func parseInstant(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("not an ISO-8601 date or time: %q", s)
 }
 
-var taskKinds = []string{"pipeline", "maintain", "dbt", "sql"}
+// taskKinds are the keys that name a task's kind: apis/v1's list, which controllers/tasks
+// registers a kind for.
+var taskKinds = v1.Names(v1.TaskKinds)
+
+// oneKind is what a task with no kind or with two is told.
+var oneKind = "a task needs exactly one of " + strings.Join(taskKinds[:len(taskKinds)-1], ", ") + " or " + taskKinds[len(taskKinds)-1]
 
 // tasks checks the task graph: one kind each, unique ids, known dependencies, no cycle.
 func (c *checker) tasks() {
@@ -527,10 +532,10 @@ func (c *checker) tasks() {
 		}
 		switch len(kinds) {
 		case 0:
-			c.at(tp, "a task needs exactly one of pipeline, maintain, dbt or sql; it has none")
+			c.at(tp, "%s; it has none", oneKind)
 		case 1:
 		default:
-			c.at(tp, "a task needs exactly one of pipeline, maintain, dbt or sql; it has %s", strings.Join(kinds, " and "))
+			c.at(tp, "%s; it has %s", oneKind, strings.Join(kinds, " and "))
 		}
 		if m, ok := t["sql"].(map[string]any); ok {
 			c.catalog(obj(obj(m, "target"), "catalog"), tp.child("sql").child("target").child("catalog"))

@@ -27,15 +27,50 @@ import (
 //go:embed *.cue
 var cueFiles embed.FS
 
-// Source returns the embedded CUE source files, by name.
+// Source returns the CUE source files, by name: the embedded ones and vocab.cue, the typed
+// vocabularies made from apis/v1's lists.
 func Source() map[string][]byte {
-	out := map[string][]byte{}
+	out := map[string][]byte{"vocab.cue": vocabCUE()}
 	ents, _ := cueFiles.ReadDir(".")
 	for _, e := range ents {
 		b, _ := cueFiles.ReadFile(e.Name())
 		out[e.Name()] = b
 	}
 	return out
+}
+
+// vocabs are the schema's definitions that apis/v1's lists make, so that a new format or
+// write mode is one edit there: the schema, its messages (patternText) and the routes of
+// internal/pipeline all follow.
+var vocabs = []struct {
+	def    string // "" for one the schema writes itself
+	values []string
+	note   string // what the message adds to the list of values
+}{
+	{"#SourceFormat", v1.Names(v1.SourceFormats), ""},
+	{"#TargetFormat", v1.Names(v1.TargetFormats), ""},
+	// A sql task's target format is written in its #ModelTarget (one value, which
+	// TestEnumsEqualTheGoConstants holds equal), so the JSON schema keeps it inline.
+	{"", v1.Names(v1.ModelTargetFormats), " (a SQL model writes an Iceberg table)"},
+	{"#WriteMode", v1.Names(v1.WriteModes), ""},
+}
+
+// enumPattern is a case-insensitive enum of values as the schema writes it.
+func enumPattern(values []string) string {
+	return "^(?i:" + strings.ToLower(strings.Join(values, "|")) + ")$"
+}
+
+// vocabCUE is the CUE file of the vocabularies.
+func vocabCUE() []byte {
+	var b strings.Builder
+	b.WriteString("package schemas\n\n// Made from apis/v1's lists by schemas.vocabCUE: edit those, not this.\n\n")
+	for _, v := range vocabs {
+		if v.def == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: =~%s\n", v.def, strconv.Quote(enumPattern(v.values)))
+	}
+	return []byte(b.String())
 }
 
 var (

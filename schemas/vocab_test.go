@@ -61,6 +61,31 @@ func TestEnumsEqualTheGoConstants(t *testing.T) {
 	}
 }
 
+// TestTaskKindsAreTheSchemasTaskFields: a task names its kind by a key of #Task, and
+// validation reads v1.TaskKinds for the keys that are kinds; a kind added to one and not the
+// other would be refused by the schema, or accepted and never counted.
+func TestTaskKindsAreTheSchemasTaskFields(t *testing.T) {
+	d, err := Definition("Task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := d.Fields(cue.Optional(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for it.Next() {
+		switch k := it.Selector().Unquoted(); k {
+		case "id", "depends_on", "retries":
+		default:
+			got = append(got, k)
+		}
+	}
+	if want := sortedSet(v1.Names(v1.TaskKinds)); !slices.Equal(sortedSet(got), want) {
+		t.Errorf("#Task has the kinds %q, v1.TaskKinds %q", sortedSet(got), want)
+	}
+}
+
 func TestEnumValuesOfAPattern(t *testing.T) {
 	for pat, want := range map[string][]string{
 		`^(?i:csv|parquet|json|iceberg)$`: {"csv", "iceberg", "json", "parquet"},

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// TaskKind is what a workflow task does. Each kind is registered once, in controllers, with
-// how it runs and what can vouch that its work is done.
+// TaskKind is what a workflow task does. Each kind is registered once, in controllers/tasks,
+// with how it runs and what can vouch that its work is done.
 type TaskKind string
 
 // Task kinds.
@@ -16,6 +16,11 @@ const (
 	TaskDbt      TaskKind = "dbt"
 	TaskSQL      TaskKind = "sql"
 )
+
+// TaskKinds are the kinds a task may be, each the key of a task that names it: validation
+// (schemas) reads this list, controllers/tasks registers a kind for each, and tests hold the
+// schema's #Task and the registry equal to it.
+var TaskKinds = []TaskKind{TaskPipeline, TaskMaintain, TaskDbt, TaskSQL}
 
 // WindowState is what the world says of one window of an object: its keys on main and its
 // last run.
@@ -87,8 +92,10 @@ const (
 )
 
 // SourceFormats, TargetFormats and ModelTargetFormats are the formats a spec may give a
-// source, a target and a sql task's target. The schema's patterns (schemas/*.cue) list the
-// same: a test holds them equal.
+// source, a target and a sql task's target: the one list of each. The schema's patterns are
+// made from them (schemas.vocabCUE; a sql task's is written in the schema, and a test holds it
+// equal), and so are internal/pipeline's routes and ldp pipelines: a new source format is its
+// name here and its reader in internal/formats.
 var (
 	SourceFormats      = []Format{FormatCSV, FormatParquet, FormatJSON, FormatIceberg, FormatGitHub}
 	TargetFormats      = []Format{FormatIceberg, FormatCSV, FormatParquet}
@@ -164,6 +171,13 @@ func ParseCatalogType(s string) CatalogType {
 
 // Resolved is the type the catalog is: "" is local.
 func (t CatalogType) Resolved() CatalogType { return ParseCatalogType(string(t)) }
+
+// IsPostgresURI says whether a sql catalog's uri names a PostgreSQL server rather than a SQLite
+// file. The prefixes are the ones the pgx driver reads as a URL; any other uri is a file path,
+// which a cluster's pods cannot share (the admission webhook refuses it there).
+func IsPostgresURI(uri string) bool {
+	return strings.HasPrefix(uri, "postgres://") || strings.HasPrefix(uri, "postgresql://")
+}
 
 // Names spells a vocabulary's values as strings, in its order: a flag's choices, an error's
 // options.

@@ -30,3 +30,18 @@ func TestVocabulariesParseOnce(t *testing.T) {
 		t.Error("a format that is not a string decoded")
 	}
 }
+
+func TestIsPostgresURI(t *testing.T) {
+	for uri, want := range map[string]bool{
+		"postgres://ldp@db:5432/ldp":   true,
+		"postgresql://ldp@db:5432/ldp": true,
+		"/data/catalog.db":             false,
+		"file:/data/catalog.db":        false,
+		"warehouse/postgres.db":        false,
+		"":                             false,
+	} {
+		if got := IsPostgresURI(uri); got != want {
+			t.Errorf("IsPostgresURI(%q) = %v, want %v", uri, got, want)
+		}
+	}
+}

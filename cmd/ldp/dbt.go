@@ -57,7 +57,7 @@ func (o *dbtOptions) Run(ctx context.Context, s *streams) error {
 		Ledger: controllers.DbtLedger(project)})
 	status := string(v1.Succeeded)
 	switch {
-	case detail.Skipped:
+	case detail.Skipped():
 		status = string(v1.Skipped)
 	case err != nil && ldperr.IsDataGate(err):
 		status = controllers.DbtBlockedQuality

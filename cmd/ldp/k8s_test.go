@@ -523,7 +523,9 @@ func TestKubernetes(t *testing.T) {
 				t.Errorf("the API server refuses %s %s: %v", u.GetKind(), u.GetName(), err)
 			}
 		}
-		want := map[string]int{"Namespace": 1, "CustomResourceDefinition": 2, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1}
+		// ClusterRoles: ldp-controller, ldp-metrics-auth, ldp-metrics-reader; the Service of the metrics.
+		want := map[string]int{"Namespace": 1, "CustomResourceDefinition": 2, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
+			"Deployment": 1, "PodDisruptionBudget": 1, "Service": 1}
 		if fmt.Sprint(kinds) != fmt.Sprint(want) {
 			t.Errorf("kustomize built %v, want %v", kinds, want)
 		}
@@ -592,7 +594,7 @@ func TestKubernetes(t *testing.T) {
 				t.Errorf("no %s in %v", k, kinds)
 			}
 		}
-		if a := strings.Join(args, " "); !strings.Contains(a, "--webhook-port 9443") || !strings.Contains(a, "--env-secret ldp-catalog") || !mounted {
+		if a := strings.Join(args, " "); !strings.Contains(a, "--webhook-port=9443") || !strings.Contains(a, "--env-secret ldp-catalog") || !mounted {
 			t.Errorf("the Deployment runs %q, the certificate mounted: %t", a, mounted)
 		}
 	})

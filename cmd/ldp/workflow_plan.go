@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,9 +16,26 @@ type taskLine struct {
 	Kind      v1.TaskKind `json:"kind"`
 	DependsOn []string    `json:"depends_on,omitempty"`
 	Key       string      `json:"idempotency_key,omitempty"`
-	// Fingerprint and Vars are a dbt task's: what decides whether a build runs again.
-	Fingerprint string         `json:"fingerprint,omitempty"`
-	Vars        map[string]any `json:"vars,omitempty"`
+	// detail is the kind's part of the task's plan (a dbt task's fingerprint and variables):
+	// its fields join the line's.
+	detail interface{ Line() string }
+}
+
+// MarshalJSON is the line's fields, then its kind's detail's.
+func (l taskLine) MarshalJSON() ([]byte, error) {
+	type plain taskLine
+	b, err := json.Marshal(plain(l))
+	if err != nil || l.detail == nil {
+		return b, err
+	}
+	d, err := json.Marshal(l.detail)
+	if err != nil {
+		return nil, err
+	}
+	if len(d) <= 2 { // {}
+		return b, nil
+	}
+	return append(append(b[:len(b)-1], ','), d[1:]...), nil
 }
 
 // workflowPlanOptions are the flags and arguments of the command newWorkflowPlanCmd builds.
@@ -53,30 +69,13 @@ func (o *workflowPlanOptions) Run(ctx context.Context, s *streams) error {
 		lines = append(lines, taskLine{ID: t.ID, Kind: t.Kind(), DependsOn: t.DependsOn, Key: t.Key})
 	}
 	warns := controllers.OrderWarnings(wf)
-	for i, l := range lines {
-		for _, t := range wf.Tasks {
-			if t.ID != l.ID || t.Dbt == nil {
-				continue
-			}
-			plan, err := controllers.PlanDbt(wf, t, w)
-			if err != nil {
-				return err
-			}
-			lines[i].Fingerprint, lines[i].Vars = plan.Fingerprint, plan.Vars
-			warns = append(warns, plan.Warnings...)
-		}
-	}
-	for _, t := range wf.Tasks {
-		if t.Kind() != v1.TaskSQL {
-			continue
-		}
-		missing, err := controllers.CheckModel(ctx, wf.Pipelines[t.ID], w)
+	for i, t := range wf.RunOrder(w) {
+		plan, err := wf.TaskPlan(ctx, t.Task, w)
 		if err != nil {
 			return err
 		}
-		if len(missing) > 0 {
-			warns = append(warns, fmt.Sprintf("task %s: the query is checked when it runs: input %s has no table yet", t.ID, strings.Join(missing, ", ")))
-		}
+		lines[i].detail = plan.Detail
+		warns = append(warns, plan.Warnings...)
 	}
 	if o.out.JSON() {
 		return writeJSON(s.Out, map[string]any{"workflow": wf.Name, "logical_window": w.String(), "tasks": lines, "warnings": warns})
@@ -91,8 +90,8 @@ func (o *workflowPlanOptions) Run(ctx context.Context, s *streams) error {
 		if l.Key != "" {
 			key = "  key " + l.Key
 		}
-		if l.Fingerprint != "" {
-			key = fmt.Sprintf("  fingerprint %s vars %s", l.Fingerprint[:12], compactJSON(l.Vars))
+		if l.detail != nil {
+			key = "  " + l.detail.Line()
 		}
 		fmt.Fprintf(s.Out, "  %d. %s [%s]%s%s\n", i+1, l.ID, l.Kind, after, key)
 	}
@@ -121,12 +120,4 @@ Exit status: 0 valid, 1 invalid.`,
 	cmd.Flags().StringVar(&o.win, "window", "", "the window whose keys to show")
 	addOutput(cmd, &o.out, false)
 	return cmd
-}
-
-func compactJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

@@ -71,5 +71,3 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 	addOutput(cmd, &o.out, false)
 	return cmd
 }
-
-// compactJSON is v as one line of JSON, keys sorted.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -98,7 +97,7 @@ func clusterCatalog(path string, cat map[string]any) []string {
 	switch {
 	case typ == v1.CatalogLocal:
 		return []string{fmt.Sprintf("%s: a local catalog (a SQLite file in the warehouse folder) cannot work on a cluster, where each window runs in a pod of its own: %s", path, clusterCatalogFix)}
-	case typ == v1.CatalogSQL && !isPostgres(uri):
+	case typ == v1.CatalogSQL && !v1.IsPostgresURI(uri):
 		return []string{fmt.Sprintf("%s.uri: a sql catalog on a SQLite file (%s) cannot work on a cluster, where each window runs in a pod of its own: %s", path, uri, clusterCatalogFix)}
 	case typ == v1.CatalogSQL && !strings.Contains(wp, "://"):
 		if wp == "" {
@@ -116,11 +115,6 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
-}
-
-func isPostgres(uri string) bool {
-	u, err := url.Parse(uri)
-	return err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql")
 }
 
 // Validator is the validating admission webhook of one kind: kubectl apply of an object ldp

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -38,8 +40,10 @@ const LeaderElectionID = "ldp-controller.ldp.dev"
 type ManagerOptions struct {
 	// Config reaches the API server; nil reads KUBECONFIG, ~/.kube/config or the pod's account.
 	Config *rest.Config
-	// Namespace limits the manager to one namespace ("" watches all).
-	Namespace string
+	// Namespaces limit the manager to these namespaces (none: all of them): its cache lists
+	// and watches only there, so it reconciles, and writes Jobs, ConfigMaps, status and
+	// Events, only there, and needs Roles there instead of a ClusterRole (config/namespaced).
+	Namespaces []string
 	// LeaderElection keeps one manager active among several; LeaderElectionNamespace is
 	// where its Lease lives (the pod's namespace inside a cluster).
 	LeaderElection          bool
@@ -47,6 +51,13 @@ type ManagerOptions struct {
 	// LeaseDuration and RetryPeriod tune the election (controller-runtime's defaults when 0).
 	LeaseDuration, RetryPeriod time.Duration
 	MetricsAddr, ProbeAddr     string
+	// MetricsSecure serves the metrics over HTTPS, to a client the API server authenticates
+	// (TokenReview) and authorizes (SubjectAccessReview of get on /metrics: the ClusterRole
+	// ldp-metrics-reader); the certificate is the tls.crt and tls.key of MetricsCertDir, else
+	// a self-signed one. Without it the metrics are plain HTTP, which anyone who reaches the
+	// port reads: MetricsAddr must then be a loopback address.
+	MetricsSecure  bool
+	MetricsCertDir string
 	// WebhookPort serves the validating admission webhook (0: none) on WebhookHost, with the
 	// tls.crt and tls.key of WebhookCertDir (cert-manager's Secret, mounted).
 	WebhookPort                 int
@@ -74,6 +85,9 @@ func Scheme() *runtime.Scheme {
 // RunManager runs the controller of Pipelines and Workflows until ctx ends.
 func RunManager(ctx context.Context, o ManagerOptions) error {
 	log.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
+	if err := checkMetricsAddr(o.MetricsAddr, o.MetricsSecure); err != nil {
+		return err
+	}
 	cfg := o.Config
 	if cfg == nil {
 		var err error
@@ -98,7 +112,7 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 	}
 	mo := ctrl.Options{
 		Scheme:                  Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        LeaderElectionID,
@@ -119,8 +133,11 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 		return err
 	}
 	mo.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: ours}}}
-	if o.Namespace != "" {
-		mo.Cache.DefaultNamespaces = map[string]cache.Config{o.Namespace: {}}
+	if len(o.Namespaces) > 0 {
+		mo.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.Namespaces {
+			mo.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
 	}
 	if o.WebhookPort > 0 {
 		mo.WebhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.WebhookCertDir})
@@ -168,6 +185,33 @@ func RunManager(ctx context.Context, o ManagerOptions) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// metricsOptions serve the metrics as o asks: authenticated, authorized and over HTTPS, or
+// plain on a loopback address.
+func metricsOptions(o ManagerOptions) metricsserver.Options {
+	mo := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.MetricsSecure {
+		mo.SecureServing, mo.CertDir = true, o.MetricsCertDir
+		mo.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return mo
+}
+
+// checkMetricsAddr refuses plain-HTTP metrics anywhere but on a loopback address: they are
+// served to whoever reaches the port, with no token asked.
+func checkMetricsAddr(addr string, secure bool) error {
+	if secure || addr == "" || addr == "0" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("the metrics address %q: %w (use HOST:PORT, such as 127.0.0.1:8080)", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("the metrics address %q serves plain HTTP, with no token asked, beyond this machine: serve them securely (--metrics-secure, the default), or on 127.0.0.1 (--metrics-bind-address 127.0.0.1:%s)", addr, port)
 }
 
 // ImageOfPod is the image a pod's manager container runs (its first container's, if none is

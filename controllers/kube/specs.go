@@ -24,12 +24,8 @@ import (
 )
 
 // A spec file and an object hold the same body; what differs is how a workflow's task names a
-// dataset config: a file path beside the workflow, or a Pipeline object in its namespace.
-// These are the three places a task names one.
-var (
-	taskRefs = []string{"pipeline"}
-	subRefs  = map[string]string{"maintain": "config"}
-)
+// dataset config: a file path beside the workflow, or a Pipeline object in its namespace. Each
+// task kind says where its task names one (controllers.RenameTaskConfigs).
 
 // SpecFiles are the ldp/v1 spec files an object stands for: file name -> bytes, with Main the
 // one to run.
@@ -80,34 +76,7 @@ func specFile(o k8s.Object, ref func(string) string) ([]byte, error) {
 
 // rewriteRefs rewrites, in place, each place a task names a dataset config.
 func rewriteRefs(task map[string]any, ref func(string) string) {
-	for _, k := range taskRefs {
-		if s, ok := task[k].(string); ok {
-			task[k] = ref(s)
-		}
-	}
-	for kind, k := range subRefs {
-		if m, ok := task[kind].(map[string]any); ok {
-			if s, ok := m[k].(string); ok {
-				m[k] = ref(s)
-			}
-		}
-	}
-	if m, ok := task["sql"].(map[string]any); ok {
-		if inputs, ok := m["inputs"].(map[string]any); ok {
-			for view, v := range inputs {
-				// namespace.table names a table in the target's catalog, not a config.
-				if s, ok := v.(string); ok && !isTableName(s) {
-					inputs[view] = ref(s)
-				}
-			}
-		}
-	}
-}
-
-var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$`)
-
-func isTableName(s string) bool {
-	return tableName.MatchString(s) && !strings.HasSuffix(s, ".json") && !strings.HasSuffix(s, ".yaml") && !strings.HasSuffix(s, ".yml")
+	controllers.RenameTaskConfigs(task, ref)
 }
 
 // Refs are the Pipeline objects a Workflow's tasks name, sorted.

@@ -32,7 +32,7 @@ func openShared(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, e
 	}
 	dialect, pg := sqlcat.SQLite, false
 	open := sqlOpener("sqlite", "file:"+strings.TrimPrefix(c.URI, "file:")+"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate")
-	if strings.HasPrefix(c.URI, "postgres://") || strings.HasPrefix(c.URI, "postgresql://") {
+	if v1.IsPostgresURI(c.URI) {
 		dialect, pg = sqlcat.Postgres, true
 		if open, err = pgOpener(c.URI); err != nil {
 			return nil, ldperr.Configf("", "catalog %s: uri %s: %s", c.Identifier, redact.String(c.URI), redact.String(err.Error()))

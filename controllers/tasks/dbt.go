@@ -1,7 +1,8 @@
-package controllers
+package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -22,19 +23,98 @@ func init() { Register(v1.TaskDbt, dbtKind{}) }
 // dbtKind runs a dbt project for the window of the run (as ldp dbt build does).
 type dbtKind struct{}
 
-// Evidence: nothing on main vouches for a dbt build, only its last run.
-func (dbtKind) Evidence(*Object, v1.Task) reconcile.Evidence { return reconcile.ByLastRun }
+// DbtOutput is what a dbt build did: its fingerprint and variables, dbt's outcome, the models
+// it published.
+type DbtOutput struct {
+	Skip       bool           `json:"-"`
+	Reason     string         `json:"reason,omitempty"`
+	Print      string         `json:"fingerprint,omitempty"`
+	Vars       map[string]any `json:"vars,omitempty"`
+	DbtOutcome string         `json:"outcome,omitempty"`
+	Published  []string       `json:"published,omitempty"`
+}
 
-func (dbtKind) Run(ctx context.Context, tc TaskContext) (TaskOutput, error) {
+// Skipped: the last build of the window succeeded with the same fingerprint.
+func (o DbtOutput) Skipped() bool { return o.Skip }
+
+// Fingerprint is the build's: its project, command, selection and variables.
+func (o DbtOutput) Fingerprint() string { return o.Print }
+
+// Evidence: nothing on main vouches for a dbt build, only its last run.
+func (dbtKind) Evidence(Spec) reconcile.Evidence { return reconcile.ByLastRun }
+
+// Reads are the tables the project reads (the sources of its ldp_dbt.json), as target
+// identities; none when the project cannot be read (the plan reports that itself).
+func (dbtKind) Reads(s Spec) []string {
+	cfg, err := dbt.Load(filepath.Join(filepath.Dir(s.File), s.Task.Dbt.Project))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, views := range cfg.Sources {
+		for _, ref := range views {
+			ns, name, _ := strings.Cut(ref, ".")
+			out = append(out, "iceberg:"+ns+"."+name)
+		}
+	}
+	sort.Strings(out)
+	return append(pipelineReads(s.Pipeline), out...)
+}
+
+// DbtPlan is what the plan shows of a dbt task for a window: what decides whether a build runs
+// again.
+type DbtPlan struct {
+	Fingerprint string         `json:"fingerprint,omitempty"`
+	Vars        map[string]any `json:"vars,omitempty"`
+}
+
+// Line: the fingerprint's first 12 characters and the variables.
+func (p DbtPlan) Line() string {
+	vars, err := json.Marshal(p.Vars)
+	if err != nil {
+		vars = []byte(fmt.Sprint(p.Vars))
+	}
+	return fmt.Sprintf("fingerprint %s vars %s", p.Fingerprint[:12], vars)
+}
+
+// Plan checks the task's project and finds dbt, without running anything.
+func (dbtKind) Plan(_ context.Context, s Spec, w v1.LogicalWindow) (Plan, error) {
+	d := s.Task.Dbt
+	project := filepath.Join(filepath.Dir(s.File), d.Project)
+	cfg, err := dbt.Load(project)
+	if err != nil {
+		return Plan{}, err
+	}
+	vars := dbtVars(d.Vars, w)
+	cmd := d.Command
+	if cmd == "" {
+		cmd = v1.DefaultDbtCommand
+	}
+	fp, err := dbt.Fingerprint(dbt.Task{Project: project, Command: cmd, Select: d.Select, Exclude: d.Exclude, Vars: vars}, cfg)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan := Plan{Detail: DbtPlan{Fingerprint: fp, Vars: vars}}
+	bin := d.DbtBin
+	if bin == "" {
+		bin = "dbt"
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("task %s: dbt_bin %q is not on the PATH: the task fails until it is", s.Task.ID, bin))
+	}
+	return plan, nil
+}
+
+func (dbtKind) Run(ctx context.Context, tc TaskContext) (Output, error) {
 	d := tc.Task.Dbt
 	skipUnchanged := d.SkipUnchanged == nil || *d.SkipUnchanged
-	b := DbtBuild{Project: filepath.Join(filepath.Dir(tc.Workflow.File), d.Project), Command: d.Command, Select: d.Select,
+	b := DbtBuild{Project: filepath.Join(filepath.Dir(tc.File), d.Project), Command: d.Command, Select: d.Select,
 		Exclude: d.Exclude, Vars: d.Vars, Bin: d.DbtBin, Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt,
-		Workflow: tc.Workflow.Name, Ledger: tc.Workflow.Ledger}
+		Ledger: tc.Ledger}
 	if skipUnchanged && !tc.UpstreamWrote && !tc.Replace {
-		b.SkipIfBuilt = tc.Task.ID
+		b.LastBuild = tc.LastFingerprint
 	}
-	return tc.Runner.BuildDbt(ctx, b)
+	return BuildDbt(ctx, tc.Env, b)
 }
 
 // DbtBuild is one run of a dbt project for a window.
@@ -45,20 +125,21 @@ type DbtBuild struct {
 	Window                v1.LogicalWindow
 	RunID                 string
 	Attempt               int
-	// Workflow and Ledger find the last build of the window; SkipIfBuilt, the task id, asks
-	// to skip when that build succeeded with the same fingerprint.
-	Workflow, Ledger, SkipIfBuilt string
+	// Ledger is where the published models' events go.
+	Ledger string
+	// LastBuild, when set, is the fingerprint of the window's last build that succeeded: a
+	// build with the same fingerprint is skipped.
+	LastBuild func() string
 }
 
 // BuildDbt registers the project's sources, runs dbt with the window as variables, and
 // publishes the models marked ldp_publish through the quality gate and the staged commit. It
-// returns whether it skipped an unchanged build, what it did, and an error that is a data gate
-// when only tests (or a published model's checks) failed.
-func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (TaskOutput, error) {
-	r.defaults()
+// returns what it did (whether it skipped an unchanged build), and an error that is a data
+// gate when only tests (or a published model's checks) failed.
+func BuildDbt(ctx context.Context, env Env, b DbtBuild) (DbtOutput, error) {
 	cfg, err := dbt.Load(b.Project)
 	if err != nil {
-		return TaskOutput{}, err
+		return DbtOutput{}, err
 	}
 	if b.Command == "" {
 		b.Command = v1.DefaultDbtCommand
@@ -67,18 +148,18 @@ func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (TaskOutput, error) {
 	t := dbt.Task{Project: b.Project, Command: b.Command, Select: b.Select, Exclude: b.Exclude, Vars: vars, Bin: b.Bin}
 	fp, err := dbt.Fingerprint(t, cfg)
 	if err != nil {
-		return TaskOutput{}, err
+		return DbtOutput{}, err
 	}
-	detail := TaskOutput{Fingerprint: fp, Vars: vars}
-	if b.SkipIfBuilt != "" && lastBuild(b.Ledger, b.Workflow, b.Window.String(), b.SkipIfBuilt) == fp {
-		detail.Skipped = true
+	detail := DbtOutput{Print: fp, Vars: vars}
+	if b.LastBuild != nil && b.LastBuild() == fp {
+		detail.Skip = true
 		detail.Reason = "the last build of this window succeeded with the same project, command, selection and variables"
 		return detail, nil
 	}
 	if err := dbt.RegisterSources(ctx, b.Project, cfg); err != nil {
 		return detail, err
 	}
-	if err := dbt.Exec(ctx, t, r.Log); err != nil {
+	if err := dbt.Exec(ctx, t, env.Log); err != nil {
 		return detail, err
 	}
 	res, err := dbt.ReadResult(b.Project)
@@ -101,8 +182,8 @@ func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (TaskOutput, error) {
 			continue
 		}
 		p := modelPipeline(b.Project, cfg, n)
-		opts := pipeline.Options{Window: b.Window, RunID: b.RunID + "/" + n.Name, Attempt: b.Attempt, Log: r.Log, Hook: r.Hook,
-			Sinks: []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: b.Ledger}}}, Version: r.Version, Warn: r.warn, Now: r.Now,
+		opts := pipeline.Options{Window: b.Window, RunID: b.RunID + "/" + n.Name, Attempt: b.Attempt, Log: env.Log, Hook: env.Hook,
+			Sinks: []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: b.Ledger}}}, Version: env.Version, Warn: env.Warn, Now: env.Now,
 			// A new build of a window (a changed project) publishes again; the same build is
 			// found on main and skipped.
 			Key: v1.ReplaceKey(p.IdempotencyKey(b.Window), fp)}
@@ -119,41 +200,6 @@ func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (TaskOutput, error) {
 	return detail, nil
 }
 
-// DbtPlan is what the plan shows of a dbt task for a window.
-type DbtPlan struct {
-	Fingerprint string
-	Vars        map[string]any
-	Warnings    []string
-}
-
-// PlanDbt checks a dbt task's project and finds dbt, without running anything.
-func PlanDbt(wf *Object, t v1.Task, w v1.LogicalWindow) (*DbtPlan, error) {
-	d := t.Dbt
-	project := filepath.Join(filepath.Dir(wf.File), d.Project)
-	cfg, err := dbt.Load(project)
-	if err != nil {
-		return nil, err
-	}
-	vars := dbtVars(d.Vars, w)
-	cmd := d.Command
-	if cmd == "" {
-		cmd = v1.DefaultDbtCommand
-	}
-	fp, err := dbt.Fingerprint(dbt.Task{Project: project, Command: cmd, Select: d.Select, Exclude: d.Exclude, Vars: vars}, cfg)
-	if err != nil {
-		return nil, err
-	}
-	plan := &DbtPlan{Fingerprint: fp, Vars: vars}
-	bin := d.DbtBin
-	if bin == "" {
-		bin = "dbt"
-	}
-	if _, err := exec.LookPath(bin); err != nil {
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("task %s: dbt_bin %q is not on the PATH: the task fails until it is", t.ID, bin))
-	}
-	return plan, nil
-}
-
 // dbtVars are the task's variables with the window's bounds as window_start and window_end.
 func dbtVars(own map[string]any, w v1.LogicalWindow) map[string]any {
 	vars := map[string]any{}
@@ -165,24 +211,6 @@ func dbtVars(own map[string]any, w v1.LogicalWindow) map[string]any {
 		vars["window_end"] = v1.FormatInstant(w.End)
 	}
 	return vars
-}
-
-// dbtReads are the tables a dbt task's project reads (the sources of its ldp_dbt.json), as
-// target identities; none when the project cannot be read (the plan reports that itself).
-func dbtReads(wf *Object, t v1.Task) []string {
-	cfg, err := dbt.Load(filepath.Join(filepath.Dir(wf.File), t.Dbt.Project))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, views := range cfg.Sources {
-		for _, ref := range views {
-			ns, name, _ := strings.Cut(ref, ".")
-			out = append(out, "iceberg:"+ns+"."+name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // modelPipeline is the pipeline that publishes a dbt model: its table in dbt's DuckDB file to
@@ -205,14 +233,4 @@ func modelPipeline(project string, cfg *dbt.Config, n dbt.Node) *v1.Pipeline {
 		}, Path: filepath.Join(project, dbt.ConfigFile), BaseDir: project}
 	p.Default()
 	return p
-}
-
-// lastBuild is the fingerprint of the last build of task for window in the ledger, when it
-// succeeded; "" otherwise.
-func lastBuild(path, workflow, window, task string) string {
-	st, err := new(Observer).ledger(path)
-	if err != nil {
-		return ""
-	}
-	return st.fold.lastBuild(workflow, window, task)
 }

@@ -1,9 +1,11 @@
-package controllers
+package tasks
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"regexp"
 	"strings"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -11,15 +13,59 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/specs"
+	"github.com/ldp-dev/ldp/reconcile"
 )
 
-func init() { Register(v1.TaskSQL, pipelineKind{}) }
+func init() { Register(v1.TaskSQL, sqlKind{}) }
 
-// sqlPipeline is the pipeline a sql task runs as: its source is the query over its inputs
+// sqlKind runs a sql task: the pipeline SQLPipeline makes of it, keyed, checked and published
+// as a load is. Its output is a load's (PublishOutput).
+type sqlKind struct{}
+
+func (sqlKind) Evidence(s Spec) reconcile.Evidence { return publishEvidence(s) }
+
+func (sqlKind) Reads(s Spec) []string { return pipelineReads(s.Pipeline) }
+
+// Plan binds the query against the columns of its inputs (nothing is read), so a typo fails
+// at plan time; an input with no table yet is a warning.
+func (sqlKind) Plan(ctx context.Context, s Spec, w v1.LogicalWindow) (Plan, error) {
+	missing, err := pipeline.CheckModel(ctx, s.Pipeline, w)
+	if err != nil || len(missing) == 0 {
+		return Plan{}, err
+	}
+	return Plan{Warnings: []string{fmt.Sprintf("task %s: the query is checked when it runs: input %s has no table yet", s.Task.ID, strings.Join(missing, ", "))}}, nil
+}
+
+// Load makes the task's pipeline of its query, inputs and target.
+func (sqlKind) Load(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
+	p, err := SQLPipeline(wf, path, t)
+	return p, false, err
+}
+
+// RenameConfigs: an input is a config's path, or namespace.table in the target's catalog.
+func (sqlKind) RenameConfigs(task map[string]any, ref func(string) string) {
+	m, _ := task[string(v1.TaskSQL)].(map[string]any)
+	inputs, _ := m["inputs"].(map[string]any)
+	for view, v := range inputs {
+		if s, ok := v.(string); ok && !isTableName(s) {
+			inputs[view] = ref(s)
+		}
+	}
+}
+
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$`)
+
+func isTableName(s string) bool {
+	return tableName.MatchString(s) && !strings.HasSuffix(s, ".json") && !strings.HasSuffix(s, ".yaml") && !strings.HasSuffix(s, ".yml")
+}
+
+func (sqlKind) Run(ctx context.Context, tc TaskContext) (Output, error) { return publish(ctx, tc) }
+
+// SQLPipeline is the pipeline a sql task runs as: its source is the query over its inputs
 // (format SQL), its identity the workflow's and the task's, its window the workflow's with the
 // task's window column. From there a model is keyed, checked, published, skipped, retried,
 // backfilled and replaced exactly as a load is.
-func sqlPipeline(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, error) {
+func SQLPipeline(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, error) {
 	base := filepath.Dir(path)
 	st := t.SQL
 	query := st.Query
@@ -86,22 +132,4 @@ func sqlInput(base string, own *v1.Catalog, ref string) (v1.TableRef, error) {
 	c := *own
 	c.Namespace = ns
 	return v1.TableRef{Catalog: &c, Name: name}, nil
-}
-
-// inputIdentity is the target identity of an input, as a load's TargetIdentity reads.
-func inputIdentity(in v1.TableRef) string {
-	return "iceberg:" + in.Catalog.NamespaceName() + "." + in.Name
-}
-
-// sortedInputs lists the input names of a sql pipeline in order.
-func sortedInputs(p *v1.Pipeline) []string {
-	if p == nil {
-		return nil
-	}
-	var names []string
-	for n := range p.Metadata.Source.Inputs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
