@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/maintain"
 	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/internal/sources"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/internal/window"
 )
@@ -159,6 +161,8 @@ func Routes() []string {
 	for _, r := range pipeline.Routes() {
 		out = append(out, r.String())
 	}
+	out = append(out, sources.EngineRoutes()...)
+	sort.Strings(out)
 	return out
 }
 

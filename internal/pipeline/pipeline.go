@@ -24,6 +24,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/quality"
+	"github.com/ldp-dev/ldp/internal/sources"
 	"github.com/ldp-dev/ldp/internal/window"
 
 	"github.com/apache/iceberg-go/table"
@@ -469,6 +470,16 @@ func (r *run) extract(ctx context.Context) error {
 		}
 		schema, table, _ := strings.Cut(src.Name, ".")
 		from = "ldp_dbt." + engine.Ident(schema) + "." + engine.Ident(table)
+	} else if sources.Is(src) {
+		dir, err := os.MkdirTemp("", "ldp-source-")
+		if err != nil {
+			return err
+		}
+		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
+		in := sources.Input{Window: r.opts.Window, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Dir: dir, BaseDir: r.p.BaseDir, SpecFile: r.p.Path}
+		if from, err = sources.Extract(ctx, src, in); err != nil {
+			return err
+		}
 	} else {
 		path, err := window.FillPath(src.Path, r.opts.Window, r.win.Location)
 		if err != nil {
@@ -670,7 +681,7 @@ func (r *run) sourceName() string {
 	case src.Format == SQL:
 		return "the query of " + src.Name
 	}
-	return src.Name
+	return sources.Name(src)
 }
 
 // windowRules are the rules of metadata.window over the rows the window filter dropped, as
