@@ -96,7 +96,10 @@ func writeCachedKeys(path string, c cachedKeys) {
 	if err != nil {
 		return
 	}
-	_, err = f.Write(b)
+	err = f.Chmod(0o644) // as the ledger beside it: whoever may read the folder may read this
+	if err == nil {
+		_, err = f.Write(b)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
