@@ -230,6 +230,15 @@ func (r *Runner) runGrouped(ctx context.Context, wf *Object, res *BackfillResult
 	}
 	g := lake.NewGroup(parallel, size)
 	sniffs := pipeline.NewSniffs()
+	// The windows a commit publishes are read and checked together, too (pipeline.Sniffs.Batch).
+	var run []v1.LogicalWindow
+	for _, bw := range res.Windows {
+		if bw.plan.Action != v1.ActionSkip {
+			run = append(run, bw.plan.Window)
+		}
+	}
+	sniffs.Batch(run, size)
+	defer sniffs.Close()
 	cr := r.concurrent()
 	var (
 		mu       sync.Mutex

@@ -235,3 +235,76 @@ func TestBackfillFailedCheckLeavesTheOthers(t *testing.T) {
 		t.Errorf("main holds %d rows, want %d", rows, (days-1)*10)
 	}
 }
+
+// TestBackfillGroupStatementsAreAGroups: the windows of a group are read, staged and checked by
+// one group's statements (a sniff, one read_csv into Parquet split by file, one aggregate
+// grouped by file, emptying the database that ran them), and a window's write links its file
+// with no statement of its own, so a backfill takes a few statements a group of ten, not
+// several a window (read alone, a window took 9: its COPY, two views, the checks, the write's
+// describe, and three to empty its database).
+func TestBackfillGroupStatementsAreAGroups(t *testing.T) {
+	const days, groups = 40, 4
+	// A first backfill fills the process's pool of databases, so starting them is not counted.
+	backfillDays(t, batchDrops(t, t.TempDir(), days, 10, nil), days)
+	dir := t.TempDir()
+	wf := batchDrops(t, dir, days, 10, nil)
+	before := engine.Statements()
+	res := backfillDays(t, wf, days)
+	n := engine.Statements() - before
+	if res.Counts[OutcomePublished] != days {
+		t.Fatalf("counts %v, want %d published", res.Counts, days)
+	}
+	t.Logf("%d DuckDB statements for %d windows in %d groups", n, days, groups)
+	if perGroup := float64(n) / groups; perGroup > 5 {
+		t.Errorf("%d statements for %d windows: %.1f a group of ten, want at most 5", n, days, perGroup)
+	}
+	if _, keys, _ := mainHistory(t, dir, "x"); len(keys) != days {
+		t.Errorf("%d keys on main, want %d", len(keys), days)
+	}
+}
+
+// TestBackfillGroupCheckBlocksOneWindow: in a group read and checked together, the window whose
+// amount is null on one line fails its not_null check and is blocked with the error it gets
+// alone; the other nine publish their rows under their own keys.
+func TestBackfillGroupCheckBlocksOneWindow(t *testing.T) {
+	dir := t.TempDir()
+	const days, bad = 10, 4
+	batchDrops(t, dir, days, 10, func(d int, body string) string {
+		if d != bad {
+			return body
+		}
+		return strings.Replace(body, ",3\n", ",\n", 1)
+	})
+	put(t, dir, "x.json", `{"identifier": "x", "metadata": {"window": {"size": "day"},
+		"source": {"format": "CSV", "path": "drops/x_{window_start:%Y-%m-%d}.csv"},
+		"target": {"name": "x", "format": "ICEBERG", "catalog": {"identifier": "lake"}},
+		"quality": [{"check": "row_count", "min": 1}, {"check": "unique", "columns": ["id"]}, {"check": "not_null", "columns": ["amount"]}]}}`)
+	wf, err := LoadWorkflow(filepath.Join(dir, "x.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := backfillDays(t, wf, days)
+	if res.Counts[OutcomePublished] != days-1 || res.Windows[bad].Outcome != OutcomeBlocked {
+		t.Fatalf("counts %v, window %d %s; want %d published and it blocked", res.Counts, bad, res.Windows[bad].Outcome, days-1)
+	}
+	got := taskError(res.Windows[bad])
+	if want := alone(t, dir, bad); want == nil || got != want.Error() {
+		t.Errorf("error in the backfill:\n%s\nalone:\n%v", got, want)
+	}
+	if !strings.Contains(got, "not_null(amount)") {
+		t.Errorf("error %q does not name not_null(amount)", got)
+	}
+	_, keys, _ := mainHistory(t, dir, "x")
+	for i, bw := range res.Windows {
+		if on := len(bw.Keys) == 1 && slices.Contains(keys, bw.Keys[0]); on != (i != bad) {
+			t.Errorf("window %d key %v on main: %v", i, bw.Keys, on)
+		}
+	}
+	var rows int
+	if s := batchTable(t, context.Background(), dir).CurrentSnapshot(); s != nil {
+		fmt.Sscan(s.Summary.Properties["total-records"], &rows)
+	}
+	if rows != (days-1)*10 {
+		t.Errorf("main holds %d rows, want %d", rows, (days-1)*10)
+	}
+}

@@ -77,7 +77,7 @@ func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed,
 		if err != nil {
 			return obs, err
 		}
-		keys, hashes, err := keysOnMain(ctx, cat, lake.RefOf(p.Metadata.Target))
+		keys, hashes, err := cachedKeysOnMain(ctx, cat, lake.RefOf(p.Metadata.Target), wf.Ledger)
 		if err != nil {
 			return obs, err
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/maintain"
 	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/internal/sources"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/internal/window"
 )
@@ -159,6 +161,8 @@ func Routes() []string {
 	for _, r := range pipeline.Routes() {
 		out = append(out, r.String())
 	}
+	out = append(out, sources.EngineRoutes()...)
+	sort.Strings(out)
 	return out
 }
 
@@ -263,16 +267,5 @@ func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (tasks.DbtOutput, err
 // DbtLedger is the ledger of a dbt project run by itself (ldp dbt build|test).
 func DbtLedger(project string) string { return ledger.PathFor(filepath.Join(project, dbt.ConfigFile)) }
 
-// DuckDBVersion is the version of the DuckDB ldp embeds ("unknown" when it cannot be asked).
-func DuckDBVersion(ctx context.Context) string {
-	db, err := engine.OpenPrivate(ctx)
-	if err != nil {
-		return "unknown"
-	}
-	defer db.Close()
-	var v string
-	if err := db.QueryRow(ctx, "SELECT version()", &v); err != nil {
-		return "unknown"
-	}
-	return v
-}
+// DuckDBVersion is the version of the DuckDB ldp embeds.
+func DuckDBVersion() string { return engine.Version() }

@@ -423,6 +423,7 @@ var patternText = withEnums(map[string]patternDoc{
 	`^https?://`:                       {text: "an http:// or https:// URL"},
 	`^[A-Za-z_][A-Za-z0-9_]*$`:         {text: "an environment variable name"},
 	`^.$`:                              {text: "exactly one character"},
+	`^[^/\s]+/[^/\s]+$`:                {text: `a GitHub repository, "owner/name"`},
 	`^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$`: {text: `a duration of hours, minutes and seconds such as "2h", "90m" or "1h30m"`},
 })
 

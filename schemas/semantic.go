@@ -159,9 +159,26 @@ func (c *checker) pipeline(md map[string]any, p fieldPath) {
 			if hasPath {
 				c.at(sp.child("path"), "an ICEBERG source is named by catalog and name, not by a path; remove path")
 			}
+		} else if format == v1.FormatGitHub {
+			if _, ok := src["repository"]; !ok {
+				c.at(sp, `a GITHUB source needs repository: the issues of "owner/name"`)
+			}
+			for _, k := range []string{"path", "catalog", "snapshot_id", "engine", "credentials", "options"} {
+				if _, ok := src[k]; ok {
+					c.at(sp.child(k), "a GITHUB source is named by repository; remove %s", k)
+				}
+			}
 		} else {
 			if !hasPath && format != "" {
 				c.at(sp, "a %s source needs a path: the file to read, relative to the spec's folder", format)
+			}
+			if e, _ := str(src, "engine"); strings.EqualFold(e, "bigquery") && format != v1.FormatJSON && format != "" {
+				c.at(sp.child("engine"), "engine BIGQUERY runs the query of a query file: its format is JSON, not %s", format)
+			}
+			for _, k := range []string{"repository", "state", "base_url", "token_env"} {
+				if _, ok := src[k]; ok {
+					c.at(sp.child(k), "%s applies only to GITHUB sources", k)
+				}
 			}
 			for _, k := range []string{"catalog", "snapshot_id"} {
 				if _, ok := src[k]; ok {

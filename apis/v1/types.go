@@ -58,6 +58,12 @@ type Source struct {
 	Engine      string       `json:"engine,omitempty"`
 	Credentials *Credentials `json:"credentials,omitempty"`
 	Options     *ReadOptions `json:"options,omitempty"`
+	// Repository (owner/name), State, BaseURL (GitHub Enterprise) and TokenEnv (the variable
+	// holding the token; GITHUB_TOKEN when empty) are a GITHUB source's.
+	Repository string `json:"repository,omitempty"`
+	State      string `json:"state,omitempty"`
+	BaseURL    string `json:"base_url,omitempty"`
+	TokenEnv   string `json:"token_env,omitempty"`
 	// AllowEmpty says an empty window is valid: it publishes under its key with no rows (an
 	// overwrite removes the window's old rows), instead of failing.
 	AllowEmpty bool `json:"allow_empty,omitempty"`

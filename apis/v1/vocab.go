@@ -87,6 +87,8 @@ const (
 	FormatParquet Format = "PARQUET"
 	FormatJSON    Format = "JSON"
 	FormatIceberg Format = "ICEBERG"
+	// FormatGitHub is a repository's GitHub issues (internal/sources), a source only.
+	FormatGitHub Format = "GITHUB"
 )
 
 // SourceFormats, TargetFormats and ModelTargetFormats are the formats a spec may give a
@@ -95,7 +97,7 @@ const (
 // equal), and so are internal/pipeline's routes and ldp pipelines: a new source format is its
 // name here and its reader in internal/formats.
 var (
-	SourceFormats      = []Format{FormatCSV, FormatParquet, FormatJSON, FormatIceberg}
+	SourceFormats      = []Format{FormatCSV, FormatParquet, FormatJSON, FormatIceberg, FormatGitHub}
 	TargetFormats      = []Format{FormatIceberg, FormatCSV, FormatParquet}
 	ModelTargetFormats = []Format{FormatIceberg}
 )

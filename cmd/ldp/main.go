@@ -18,11 +18,16 @@ import (
 	"syscall"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/initgc"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/redact"
 )
 
 func main() { os.Exit(Main()) }
+
+// Package main's init runs after every package it links: the collector, off while they
+// initialised (package initgc), is on again for the command (and for this package's tests).
+func init() { initgc.Done() }
 
 // profile writes a CPU profile of the whole command to LDP_CPUPROFILE when it is set: how a
 // slow command is looked into (go tool pprof bin/ldp FILE) without rebuilding anything.

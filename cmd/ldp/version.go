@@ -31,8 +31,8 @@ func (o *versionOptions) Validate(cmd *cobra.Command, _ []string) error {
 	return o.out.validate(cmd)
 }
 
-func (o *versionOptions) Run(ctx context.Context, s *streams) error {
-	v := versionInfo{Version: version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, DuckDB: controllers.DuckDBVersion(ctx)}
+func (o *versionOptions) Run(_ context.Context, s *streams) error {
+	v := versionInfo{Version: version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, DuckDB: controllers.DuckDBVersion()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == "github.com/apache/iceberg-go" {

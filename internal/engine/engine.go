@@ -41,13 +41,29 @@ type DB struct {
 	// session changes until it is reset (Pin, PinCount): they outlive forget.
 	pinned       map[string][]Column
 	pinnedCounts map[string]int64
+	// dirty is set by a statement that may leave something in the session (all but SELECT
+	// and DESCRIBE): a database that ran none goes back to the pool without the query that
+	// lists what to drop, a statement a backfill window read with its batch would take only
+	// for that.
+	dirty atomic.Bool
+}
+
+// ran counts a statement of d and notes whether it may have changed the session.
+func (d *DB) ran(query string) {
+	statements.Add(1)
+	head := strings.TrimLeft(query, " \t\r\n")
+	head = strings.ToUpper(head[:min(len(head), 9)])
+	if (!strings.HasPrefix(head, "SELECT ") && !strings.HasPrefix(head, "DESCRIBE ")) || strings.Contains(query, ";") {
+		d.dirty.Store(true)
+	}
 }
 
 // statements counts the statements every database of the process ran: a backfill window's
 // cost is mostly DuckDB preparing statements, so how many a window takes is what tests bound.
 var statements atomic.Int64
 
-// Statements is how many statements the databases of the process have run.
+// Statements is how many statements the databases of the process have run (but those that
+// start one).
 func Statements() int64 { return statements.Load() }
 
 // Pin records the columns of relation, which the caller vouches no later statement of the
@@ -145,16 +161,12 @@ func openPath(ctx context.Context, path string) (*DB, error) {
 	// The spill folder is named, not made: DuckDB creates it only when it spills, so a
 	// database the process never closes leaves nothing behind.
 	d := &DB{db: db, conn: conn, tmpDir: filepath.Join(os.TempDir(), "ldp-duckdb-"+uuid.NewString())}
-	for _, q := range []string{
-		"SET TimeZone = 'UTC'",
-		"SET temp_directory = " + Lit(d.tmpDir),
-		"SET autoinstall_known_extensions = false",
-		"SET autoload_known_extensions = false",
-	} {
-		if err := d.Exec(ctx, q); err != nil {
-			d.closeNow()
-			return nil, err
-		}
+	// One statement, not counted in Statements: starting a database is the pool's cost to
+	// bound, and a run's statements are what tests bound, whether its database was idle or not.
+	if _, err := conn.ExecContext(ctx, "SET TimeZone = 'UTC'; SET temp_directory = "+Lit(d.tmpDir)+
+		"; SET autoinstall_known_extensions = false; SET autoload_known_extensions = false"); err != nil {
+		d.closeNow()
+		return nil, fmt.Errorf("start DuckDB: %w", err)
 	}
 	return d, nil
 }
@@ -185,6 +197,9 @@ func (d *DB) reset() error {
 	clear(d.pinned)
 	clear(d.pinnedCounts)
 	d.mu.Unlock()
+	if !d.dirty.Swap(false) {
+		return nil
+	}
 	ctx := context.Background()
 	_, objs, err := d.Rows(ctx, `SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary
 		UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() WHERE temporary AND NOT internal
@@ -206,6 +221,7 @@ func (d *DB) reset() error {
 			return err
 		}
 	}
+	d.dirty.Store(false)
 	return nil
 }
 
@@ -220,7 +236,7 @@ func (d *DB) closeNow() error {
 
 // Exec runs a statement.
 func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
-	statements.Add(1)
+	d.ran(query)
 	d.forget()
 	if _, err := d.conn.ExecContext(ctx, query, args...); err != nil {
 		return &Error{Query: query, Err: err}
@@ -230,7 +246,7 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 
 // ExecCount runs a statement and returns the rows it changed (for COPY, the rows written).
 func (d *DB) ExecCount(ctx context.Context, query string, args ...any) (int64, error) {
-	statements.Add(1)
+	d.ran(query)
 	d.forget()
 	res, err := d.conn.ExecContext(ctx, query, args...)
 	if err != nil {
@@ -241,7 +257,7 @@ func (d *DB) ExecCount(ctx context.Context, query string, args ...any) (int64, e
 
 // Query runs a query.
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	statements.Add(1)
+	d.ran(query)
 	rows, err := d.conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, &Error{Query: query, Err: err}
@@ -251,7 +267,7 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 
 // QueryRow runs a query that returns one row and scans it into dest.
 func (d *DB) QueryRow(ctx context.Context, query string, dest ...any) error {
-	statements.Add(1)
+	d.ran(query)
 	if err := d.conn.QueryRowContext(ctx, query).Scan(dest...); err != nil {
 		return &Error{Query: query, Err: err}
 	}

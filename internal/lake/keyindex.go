@@ -1,8 +1,10 @@
 package lake
 
-// The key index: every idempotency key ever published on main, kept in a Puffin file that the
-// publish commit attaches to the snapshot it moves main to (an Iceberg set-statistics update in
-// the same catalog commit). A key is looked up in the index of the newest indexed snapshot on
+// The key index: every idempotency key ever published on main, kept in Puffin files that the
+// publish commit attaches (an Iceberg set-statistics update in the same catalog commit): a
+// delta, the keys since its base, on the snapshot it moves main to, and the base, every key up
+// to it, on the table's ldp.init snapshot, so that a commit writes the few keys since the base
+// and not every key ever published. A key is looked up in the index of the newest indexed snapshot on
 // main plus the summaries of the snapshots after it, so the answer survives the expiry of the
 // snapshot that published the key and costs one file read per index, not a walk of history.
 // docs/exactly-once.md says why this shape and what it guarantees.
@@ -11,12 +13,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,8 +31,12 @@ import (
 )
 
 // KeyIndexBlob is the Puffin blob type of ldp's key index. Engines that do not know it keep
-// the file (it is a statistics file of a live snapshot) and ignore it.
-const KeyIndexBlob = "ldp-key-index-v1"
+// the file (it is a statistics file of a live snapshot) and ignore it. KeyIndexBlobV1 is the
+// last release's, read and never written.
+const (
+	KeyIndexBlob   = "ldp-key-index-v2"
+	KeyIndexBlobV1 = "ldp-key-index-v1"
+)
 
 // Properties of the index blob. gap-* are set when the index was built from an ancestry that
 // had lost snapshots (expired before the table had an index): keys published before the gap
@@ -41,7 +46,30 @@ const (
 	indexSHA256Prop = "ldp.sha256"
 	indexGapMsProp  = "ldp.gap-timestamp-ms"
 	indexGapIDProp  = "ldp.gap-snapshot-id"
+	// A delta (the index of main's head) names its base and the base blob's sha256; a base is
+	// attached to the table's ldp.init snapshot, which ldp never expires, and says so.
+	indexBaseProp    = "ldp.base"
+	indexBaseSumProp = "ldp.base-sha256"
+	indexPartProp    = "ldp.part"
 )
+
+// KeyIndexTag points at the ldp.init snapshot that carries the key index's base. Every
+// engine's snapshot expiry keeps a tagged snapshot, and with it the statistics file attached
+// to it, which Iceberg's expiry would otherwise delete with its snapshot.
+const KeyIndexTag = "ldp_key_index"
+
+// A delta grows to at most max(minDelta, sqrt(deltaGrowth x keys)) keys before the next
+// publish writes a new base: 1,000 up to 50,000 keys, then the square root, so that the bytes
+// a commit writes (the delta, and a new base every so many commits) grow as the square root
+// of the keys, not linearly. Variables for the tests.
+var (
+	minDelta    = 1000
+	deltaGrowth = 20.0
+)
+
+func deltaCap(keys int) int {
+	return max(minDelta, int(math.Sqrt(deltaGrowth*float64(keys))))
+}
 
 // KeyEntry is one published key as the index holds it.
 type KeyEntry struct {
@@ -54,20 +82,83 @@ type KeyEntry struct {
 	SpecHash string
 }
 
-// keyIndexData is the content of one index file: entries sorted by key, one per key.
+// keyIndexData is the content of one index file: entries sorted by key, one per key. A delta
+// holds the keys published since its base; its entries win over the base's.
 type keyIndexData struct {
 	entries []KeyEntry
-	gap     bool
-	gapMs   int64
-	gapID   int64
+	base    *keyIndexData
+	// basePath is the base's file and baseSum its blob's sha256 (a delta only); sum is this
+	// file's blob's.
+	basePath, baseSum, sum string
+	gap                    bool
+	gapMs                  int64
+	gapID                  int64
+	// hashes are the distinct spec hashes of the chain's keys, sorted; total its distinct keys.
+	hashes []string
+	total  int
 }
 
-func (d *keyIndexData) find(key string) (KeyEntry, bool) {
-	i, ok := slices.BinarySearchFunc(d.entries, key, func(e KeyEntry, k string) int { return strings.Compare(e.Key, k) })
+func findIn(entries []KeyEntry, key string) (KeyEntry, bool) {
+	i, ok := slices.BinarySearchFunc(entries, key, func(e KeyEntry, k string) int { return strings.Compare(e.Key, k) })
 	if !ok {
 		return KeyEntry{}, false
 	}
-	return d.entries[i], true
+	return entries[i], true
+}
+
+func (d *keyIndexData) find(key string) (KeyEntry, bool) {
+	if e, ok := findIn(d.entries, key); ok || d.base == nil {
+		return e, ok
+	}
+	return d.base.find(key)
+}
+
+// all is every key of the chain, sorted, the delta's entry where both hold one.
+func (d *keyIndexData) all() []KeyEntry {
+	if d == nil {
+		return nil
+	}
+	if d.base == nil {
+		return d.entries
+	}
+	return mergeEntries(d.base.entries, d.entries)
+}
+
+// seal fills in what the chain holds as a whole once entries and base are set.
+func (d *keyIndexData) seal() *keyIndexData {
+	d.total, d.hashes = len(d.entries), specHashesOf(d.entries)
+	if d.base != nil {
+		for _, e := range d.entries {
+			if _, ok := findIn(d.base.entries, e.Key); ok {
+				d.total--
+			}
+		}
+		d.total += d.base.total
+		d.hashes = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(d.base.hashes), d.hashes...))))
+	}
+	return d
+}
+
+// mergeEntries is old and fresh (both sorted by key) in one sorted list, fresh's entry where
+// both hold a key.
+func mergeEntries(old, fresh []KeyEntry) []KeyEntry {
+	out := make([]KeyEntry, 0, len(old)+len(fresh))
+	i, j := 0, 0
+	for i < len(old) && j < len(fresh) {
+		switch c := strings.Compare(old[i].Key, fresh[j].Key); {
+		case c < 0:
+			out = append(out, old[i])
+			i++
+		case c > 0:
+			out = append(out, fresh[j])
+			j++
+		default:
+			out = append(out, fresh[j])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, old[i:]...)
+	return append(out, fresh[j:]...)
 }
 
 // KeyIndexError is an index file that cannot be read or does not check out. ldp fails closed
@@ -91,37 +182,68 @@ func (e *KeyIndexError) Retriable() bool { return false }
 // written, and a publish puts the index it wrote here so the next lookup does not read it.
 var indexFiles = &recent[*keyIndexData]{size: 4}
 
-// indexStats maps the snapshots that carry an ldp key index to its statistics file.
+// indexStats maps the snapshots that carry an ldp key index (main's head, normally) to its
+// statistics file. A base, attached to the ldp.init snapshot to keep it alive, is not one:
+// it is read through the delta that names it.
 func indexStats(tbl *table.Table) map[int64]table.StatisticsFile {
 	out := map[int64]table.StatisticsFile{}
 	for sf := range tbl.Metadata().Statistics() {
-		if isKeyIndex(sf) {
+		if b, ok := indexBlob(sf); ok && b.Properties[indexPartProp] != "base" {
 			out[sf.SnapshotID] = sf
 		}
 	}
 	return out
 }
 
-func isKeyIndex(sf table.StatisticsFile) bool {
+func indexBlob(sf table.StatisticsFile) (table.BlobMetadata, bool) {
 	for _, b := range sf.BlobMetadata {
-		if string(b.Type) == KeyIndexBlob {
-			return true
+		if string(b.Type) == KeyIndexBlob || string(b.Type) == KeyIndexBlobV1 {
+			return b, true
 		}
 	}
-	return false
+	return table.BlobMetadata{}, false
 }
 
-// readKeyIndex reads and checks the index file sf; any fault is a *KeyIndexError.
+// IndexFiles are the key index files tbl's metadata reaches: every attached index and the
+// base each delta names (normally attached too, to ldp.init; not if another engine expired
+// that snapshot). Cleaning and orphan removal keep them all.
+func IndexFiles(tbl *table.Table) []string {
+	var out []string
+	for sf := range tbl.Metadata().Statistics() {
+		if b, ok := indexBlob(sf); ok {
+			out = append(out, sf.StatisticsPath)
+			if p := b.Properties[indexBaseProp]; p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// readKeyIndex reads and checks the index file sf, and the base it names; any fault is a
+// *KeyIndexError naming the file that failed.
 func readKeyIndex(ctx context.Context, tbl *table.Table, sf table.StatisticsFile) (*keyIndexData, error) {
-	if d, ok := indexFiles.get(sf.StatisticsPath); ok {
+	return readIndexFile(ctx, tbl, sf.StatisticsPath, "")
+}
+
+// readIndexFile reads the index file path; of is the delta whose base it is ("" for the head's
+// own index), and a base names no base of its own.
+func readIndexFile(ctx context.Context, tbl *table.Table, path, of string) (*keyIndexData, error) {
+	if d, ok := indexFiles.get(path); ok {
 		return d, nil
 	}
-	fail := func(err error) error { return &KeyIndexError{Ref: refOf(tbl), Path: sf.StatisticsPath, Err: err} }
+	fail := func(err error) error {
+		if of != "" {
+			err = fmt.Errorf("it is the base of the key index %s: %w", of, err)
+		}
+		return &KeyIndexError{Ref: refOf(tbl), Path: path, Err: err}
+	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, fail(err)
 	}
-	f, err := fsys.Open(sf.StatisticsPath)
+	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -131,96 +253,43 @@ func readKeyIndex(ctx context.Context, tbl *table.Table, sf table.StatisticsFile
 		return nil, fail(err)
 	}
 	for _, b := range r.Blobs() {
-		if string(b.Type) != KeyIndexBlob {
+		if string(b.Type) != KeyIndexBlob && string(b.Type) != KeyIndexBlobV1 {
 			continue
 		}
 		data, err := r.ReadBlobByMetadata(b)
 		if err != nil {
 			return nil, fail(err)
 		}
-		d, err := decodeKeyIndex(data, b.Properties)
+		d := &keyIndexData{sum: b.Properties[indexSHA256Prop], basePath: b.Properties[indexBaseProp], baseSum: b.Properties[indexBaseSumProp]}
+		if string(b.Type) == KeyIndexBlobV1 {
+			d.entries, err = decodeKeyIndexV1(data, b.Properties)
+		} else {
+			d.entries, err = decodeKeyIndexV2(data, b.Properties)
+		}
 		if err != nil {
 			return nil, fail(err)
 		}
-		indexFiles.put(sf.StatisticsPath, d)
+		if v, ok := b.Properties[indexGapMsProp]; ok {
+			d.gap = true
+			d.gapMs, _ = strconv.ParseInt(v, 10, 64)
+			d.gapID, _ = strconv.ParseInt(b.Properties[indexGapIDProp], 10, 64)
+		}
+		if d.basePath != "" {
+			if of != "" {
+				return nil, fail(errors.New("a base names a base of its own"))
+			}
+			if d.base, err = readIndexFile(ctx, tbl, d.basePath, path); err != nil {
+				return nil, err
+			}
+			if d.base.sum != d.baseSum {
+				return nil, &KeyIndexError{Ref: refOf(tbl), Path: d.basePath, Err: fmt.Errorf("it is not the base the key index %s was built on (its sha256 is %s, the index names %s)", path, d.base.sum, d.baseSum)}
+			}
+		}
+		d.seal()
+		indexFiles.put(path, d)
 		return d, nil
 	}
 	return nil, fail(fmt.Errorf("the file holds no %s blob", KeyIndexBlob))
-}
-
-// encodeKeyIndex lays the entries out as length-prefixed records, sorted by key.
-func encodeKeyIndex(entries []KeyEntry) []byte {
-	var buf []byte
-	str := func(s string) {
-		buf = binary.AppendUvarint(buf, uint64(len(s)))
-		buf = append(buf, s...)
-	}
-	for _, e := range entries {
-		str(e.Key)
-		buf = binary.AppendVarint(buf, e.SnapshotID)
-		buf = binary.AppendVarint(buf, e.TimestampMs)
-		str(e.Window)
-		str(e.RunID)
-		str(e.SpecHash)
-	}
-	return buf
-}
-
-func decodeKeyIndex(data []byte, props map[string]string) (*keyIndexData, error) {
-	sum := sha256.Sum256(data)
-	if want := props[indexSHA256Prop]; want != hex.EncodeToString(sum[:]) {
-		return nil, fmt.Errorf("checksum mismatch: the blob's sha256 is %s, its footer says %q", hex.EncodeToString(sum[:]), want)
-	}
-	count, err := strconv.Atoi(props[indexCountProp])
-	if err != nil {
-		return nil, fmt.Errorf("bad %s %q", indexCountProp, props[indexCountProp])
-	}
-	d := &keyIndexData{entries: make([]KeyEntry, 0, count)}
-	if v, ok := props[indexGapMsProp]; ok {
-		d.gap = true
-		d.gapMs, _ = strconv.ParseInt(v, 10, 64)
-		d.gapID, _ = strconv.ParseInt(props[indexGapIDProp], 10, 64)
-	}
-	rd := bytes.NewReader(data)
-	str := func() (string, error) {
-		n, err := binary.ReadUvarint(rd)
-		if err != nil || n > uint64(rd.Len()) {
-			return "", errors.New("truncated record")
-		}
-		b := make([]byte, n)
-		io.ReadFull(rd, b)
-		return string(b), nil
-	}
-	for rd.Len() > 0 {
-		var e KeyEntry
-		var err error
-		if e.Key, err = str(); err != nil {
-			return nil, err
-		}
-		if e.SnapshotID, err = binary.ReadVarint(rd); err != nil {
-			return nil, errors.New("truncated record")
-		}
-		if e.TimestampMs, err = binary.ReadVarint(rd); err != nil {
-			return nil, errors.New("truncated record")
-		}
-		if e.Window, err = str(); err != nil {
-			return nil, err
-		}
-		if e.RunID, err = str(); err != nil {
-			return nil, err
-		}
-		if e.SpecHash, err = str(); err != nil {
-			return nil, err
-		}
-		if n := len(d.entries); n > 0 && d.entries[n-1].Key >= e.Key {
-			return nil, fmt.Errorf("keys out of order at %q", e.Key)
-		}
-		d.entries = append(d.entries, e)
-	}
-	if len(d.entries) != count {
-		return nil, fmt.Errorf("%d keys, the footer says %d", len(d.entries), count)
-	}
-	return d, nil
 }
 
 // entryOf is the index entry of a keyed snapshot ("" key when it holds none).
@@ -266,8 +335,8 @@ func keyIndex(ctx context.Context, tbl *table.Table) (*mainKeys, error) {
 		hashes[e.SpecHash] = true
 	}
 	if a.index != nil {
-		for _, e := range a.index.entries {
-			hashes[e.SpecHash] = true
+		for _, h := range a.index.hashes {
+			hashes[h] = true
 		}
 	}
 	delete(hashes, "")
@@ -380,6 +449,11 @@ func KeysOnMain(ctx context.Context, tbl *table.Table) (map[string]KeyEntry, err
 	}
 	out := make(map[string]KeyEntry, len(a.keys))
 	if a.index != nil {
+		if a.index.base != nil {
+			for _, e := range a.index.base.entries {
+				out[e.Key] = e
+			}
+		}
 		for _, e := range a.index.entries {
 			out[e.Key] = e
 		}
@@ -410,54 +484,96 @@ func standIn(tbl *table.Table, e KeyEntry) *table.Snapshot {
 // nextIndex writes the index of head, a snapshot staged on top of tbl's main (with staged,
 // the snapshots from main's head exclusive to head inclusive), and returns the updates that
 // attach it to head and detach ldp's older indexes, for the commit that moves main to head. The
-// file is written before the commit and never changed: if the commit does not land, it is an
-// orphan that maintenance removes. The same commit expires a slab of history (retention.go):
+// files are written before the commit and never changed: if the commit does not land, they are
+// orphans that maintenance removes. The same commit expires a slab of history (retention.go):
 // the index it attaches is what keeps the expired snapshots' keys.
 func (c *Catalog) nextIndex(ctx context.Context, tbl *table.Table, staged []*table.Snapshot) ([]table.Update, error) {
 	a, err := keyIndex(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
-	d := merged(a, staged)
-	head := staged[len(staged)-1]
-	sf, err := writeKeyIndex(ctx, tbl, head, d)
+	updates, _, err := indexUpdates(ctx, tbl, a, staged, staged[len(staged)-1], false)
 	if err != nil {
 		return nil, err
-	}
-	updates := []table.Update{table.NewSetStatisticsUpdate(sf)}
-	for id := range indexStats(tbl) {
-		updates = append(updates, table.NewRemoveStatisticsUpdate(id))
 	}
 	return append(updates, expireUpdates(ctx, tbl, staged, time.Now())...), nil
 }
 
-// merged is a's index with the keys after it and those of staged (oldest first) laid over it:
-// the newest snapshot holding a key is the one recorded.
-func merged(a *mainKeys, staged []*table.Snapshot) *keyIndexData {
-	byKey := map[string]KeyEntry{}
-	d := &keyIndexData{}
-	if a.index != nil {
-		for _, e := range a.index.entries {
-			byKey[e.Key] = e
-		}
-		d.gap, d.gapMs, d.gapID = a.index.gap, a.index.gapMs, a.index.gapID
-	} else if a.broken {
-		d.gap, d.gapMs, d.gapID = true, a.lastMs, a.missing
-	}
-	for k, e := range a.keys {
-		byKey[k] = e
-	}
+// indexUpdates writes the index of head (the last of staged, or main's head when staged is
+// empty): a's index with the keys after it and those of staged laid over it, the newest
+// snapshot holding a key being the one recorded. Most commits write a delta, the keys since
+// the base, and name the base; when the delta outgrows deltaCap (or rebase, or the delta's
+// base is not the one attached to ldp.init) the commit writes a new base of every key,
+// attached to the table's ldp.init snapshot, and an empty delta. A table without ldp.init gets
+// the whole index at head, as one file. The updates detach ldp's older indexes.
+func indexUpdates(ctx context.Context, tbl *table.Table, a *mainKeys, staged []*table.Snapshot, head *table.Snapshot, rebase bool) ([]table.Update, *keyIndexData, error) {
+	byKey := maps.Clone(a.keys)
 	for _, s := range staged {
 		if e := entryOf(s); e.Key != "" {
 			byKey[e.Key] = e
 		}
 	}
-	d.entries = make([]KeyEntry, 0, len(byKey))
-	for _, e := range byKey {
-		d.entries = append(d.entries, e)
+	fresh := slices.SortedFunc(maps.Values(byKey), func(x, y KeyEntry) int { return strings.Compare(x.Key, y.Key) })
+	gap := keyIndexData{gap: a.broken, gapMs: a.lastMs, gapID: a.missing}
+	if a.index != nil {
+		gap = keyIndexData{gap: a.index.gap, gapMs: a.index.gapMs, gapID: a.index.gapID}
 	}
-	slices.SortFunc(d.entries, func(x, y KeyEntry) int { return strings.Compare(x.Key, y.Key) })
-	return d
+	var updates []table.Update
+	for id := range indexStats(tbl) {
+		if id != head.SnapshotID {
+			updates = append(updates, table.NewRemoveStatisticsUpdate(id))
+		}
+	}
+	init := initSnapshot(tbl)
+	d := &keyIndexData{gap: gap.gap, gapMs: gap.gapMs, gapID: gap.gapID}
+	if init != nil && !rebase && a.index != nil && a.index.base != nil && attachedBase(tbl, init.SnapshotID) == a.index.basePath {
+		if delta := mergeEntries(a.index.entries, fresh); len(delta) <= deltaCap(a.index.base.total) {
+			d.entries, d.base, d.basePath, d.baseSum = delta, a.index.base, a.index.basePath, a.index.base.sum
+		}
+	}
+	if d.base == nil {
+		all := mergeEntries(a.index.all(), fresh)
+		if init == nil || init.SnapshotID == head.SnapshotID {
+			d.entries = all
+		} else {
+			b := &keyIndexData{entries: all, gap: gap.gap, gapMs: gap.gapMs, gapID: gap.gapID}
+			bsf, err := writeKeyIndex(ctx, tbl, init, b, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			updates = append(updates, table.NewSetStatisticsUpdate(bsf))
+			if s := tbl.Metadata().SnapshotByName(KeyIndexTag); s == nil || s.SnapshotID != init.SnapshotID {
+				updates = append(updates, table.NewSetSnapshotRefUpdate(KeyIndexTag, init.SnapshotID, table.TagRef, 0, 0, 0))
+			}
+			d.entries, d.base, d.basePath, d.baseSum = []KeyEntry{}, b, bsf.StatisticsPath, b.sum
+		}
+	}
+	sf, err := writeKeyIndex(ctx, tbl, head, d, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(updates, table.NewSetStatisticsUpdate(sf)), d, nil
+}
+
+// initSnapshot is the table's empty ldp.init snapshot, nil when it has none (created by
+// another engine, or expired by one).
+func initSnapshot(tbl *table.Table) *table.Snapshot {
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[InitProp] == "true" {
+			return tbl.SnapshotByID(s.SnapshotID)
+		}
+	}
+	return nil
+}
+
+// attachedBase is the base attached to snapshot id, "" when none.
+func attachedBase(tbl *table.Table, id int64) string {
+	for sf := range tbl.Metadata().Statistics() {
+		if b, ok := indexBlob(sf); ok && sf.SnapshotID == id && b.Properties[indexPartProp] == "base" {
+			return sf.StatisticsPath
+		}
+	}
+	return ""
 }
 
 // isIndexFile reports whether a file name is one writeKeyIndex chose.
@@ -465,14 +581,23 @@ func isIndexFile(name string) bool {
 	return strings.HasPrefix(name, "ldp-keys-") && strings.HasSuffix(name, ".puffin")
 }
 
-// writeKeyIndex writes d as a Puffin file beside tbl's metadata and returns its statistics
-// entry for snapshot head.
-func writeKeyIndex(ctx context.Context, tbl *table.Table, head *table.Snapshot, d *keyIndexData) (table.StatisticsFile, error) {
-	data := encodeKeyIndex(d.entries)
+// writeKeyIndex writes d as a v2 Puffin file beside tbl's metadata and returns its statistics
+// entry for snapshot snap. A delta names its base (d.basePath); a base (isBase) is written
+// for ldp.init and marked as one.
+func writeKeyIndex(ctx context.Context, tbl *table.Table, snap *table.Snapshot, d *keyIndexData, isBase bool) (table.StatisticsFile, error) {
+	data := encodeKeyIndexV2(d.entries)
 	sum := sha256.Sum256(data)
-	props := map[string]string{indexCountProp: strconv.Itoa(len(d.entries)), indexSHA256Prop: hex.EncodeToString(sum[:])}
+	d.sum = hex.EncodeToString(sum[:])
+	props := map[string]string{indexCountProp: strconv.Itoa(len(d.entries)), indexSHA256Prop: d.sum}
 	if d.gap {
 		props[indexGapMsProp], props[indexGapIDProp] = strconv.FormatInt(d.gapMs, 10), strconv.FormatInt(d.gapID, 10)
+	}
+	name := fmt.Sprintf("ldp-keys-%d-%s.puffin", snap.SnapshotID, uuid.NewString())
+	if d.basePath != "" {
+		props[indexBaseProp], props[indexBaseSumProp] = d.basePath, d.baseSum
+	} else if isBase {
+		props[indexPartProp] = "base"
+		name = "ldp-keys-base-" + name[len("ldp-keys-"):]
 	}
 	var buf bytes.Buffer
 	w, err := puffin.NewWriter(&buf)
@@ -480,7 +605,7 @@ func writeKeyIndex(ctx context.Context, tbl *table.Table, head *table.Snapshot, 
 		return table.StatisticsFile{}, err
 	}
 	w.SetCreatedBy("ldp")
-	if _, err := w.AddBlob(puffin.BlobMetadataInput{Type: KeyIndexBlob, SnapshotID: head.SnapshotID, SequenceNumber: head.SequenceNumber, Fields: []int32{}, Properties: props}, data); err != nil {
+	if _, err := w.AddBlob(puffin.BlobMetadataInput{Type: KeyIndexBlob, SnapshotID: snap.SnapshotID, SequenceNumber: snap.SequenceNumber, Fields: []int32{}, Properties: props}, data); err != nil {
 		return table.StatisticsFile{}, err
 	}
 	before := int64(buf.Len())
@@ -488,7 +613,7 @@ func writeKeyIndex(ctx context.Context, tbl *table.Table, head *table.Snapshot, 
 		return table.StatisticsFile{}, err
 	}
 	loc := tbl.MetadataLocation()
-	path := loc[:strings.LastIndex(loc, "/")+1] + fmt.Sprintf("ldp-keys-%d-%s.puffin", head.SnapshotID, uuid.NewString())
+	path := loc[:strings.LastIndex(loc, "/")+1] + name
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return table.StatisticsFile{}, err
@@ -500,10 +625,10 @@ func writeKeyIndex(ctx context.Context, tbl *table.Table, head *table.Snapshot, 
 	if err := wfs.WriteFile(path, buf.Bytes()); err != nil {
 		return table.StatisticsFile{}, fmt.Errorf("write the key index %s: %w", path, err)
 	}
-	indexFiles.put(path, d)
+	indexFiles.put(path, d.seal())
 	return table.StatisticsFile{
-		SnapshotID: head.SnapshotID, StatisticsPath: path, FileSizeInBytes: int64(buf.Len()), FileFooterSizeInBytes: int64(buf.Len()) - before,
-		BlobMetadata: []table.BlobMetadata{{Type: KeyIndexBlob, SnapshotID: head.SnapshotID, SequenceNumber: head.SequenceNumber, Fields: []int32{}, Properties: props}},
+		SnapshotID: snap.SnapshotID, StatisticsPath: path, FileSizeInBytes: int64(buf.Len()), FileFooterSizeInBytes: int64(buf.Len()) - before,
+		BlobMetadata: []table.BlobMetadata{{Type: KeyIndexBlob, SnapshotID: snap.SnapshotID, SequenceNumber: snap.SequenceNumber, Fields: []int32{}, Properties: props}},
 	}, nil
 }
 
@@ -520,8 +645,8 @@ type ReindexResult struct {
 	GapMs int64
 }
 
-// Reindex attaches to main's head an index of every key of main, in a commit that leaves main
-// where it is, and reads or rewrites no data. A readable index on main is carried forward with
+// Reindex attaches to main's head an index of every key of main (a new base and an empty
+// delta), in a commit that leaves main where it is, and reads or rewrites no data. A readable index on main is carried forward with
 // the summaries after it (its keys may be all that is left of expired snapshots); one that
 // cannot be read is rebuilt from the summaries of main's ancestry.
 func (c *Catalog) Reindex(ctx context.Context, ref Ref) (*ReindexResult, error) {
@@ -544,19 +669,11 @@ func (c *Catalog) Reindex(ctx context.Context, ref Ref) (*ReindexResult, error) 
 		if err != nil {
 			return nil, err
 		}
-		d := merged(a, nil)
-		res.Keys, res.Gap, res.GapMs = len(d.entries), d.gap, d.gapMs
-		sf, err := writeKeyIndex(ctx, tbl, head, d)
+		updates, d, err := indexUpdates(ctx, tbl, a, nil, head, true)
 		if err != nil {
 			return nil, err
 		}
-		updates := []table.Update{}
-		for id := range indexStats(tbl) {
-			if id != head.SnapshotID {
-				updates = append(updates, table.NewRemoveStatisticsUpdate(id))
-			}
-		}
-		updates = append(updates, table.NewSetStatisticsUpdate(sf))
+		res.Keys, res.Gap, res.GapMs = d.total, d.gap, d.gapMs
 		err = c.commit(ctx, ref, []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &head.SnapshotID)}, updates)
 		if err == nil {
 			return res, nil
@@ -588,14 +705,9 @@ func (c *Catalog) EnsureIndex(ctx context.Context, ref Ref) error {
 	if err != nil {
 		return err
 	}
-	sf, err := writeKeyIndex(ctx, tbl, head, merged(a, nil))
+	updates, _, err := indexUpdates(ctx, tbl, a, nil, head, false)
 	if err != nil {
 		return err
 	}
-	updates := []table.Update{}
-	for id := range indexStats(tbl) {
-		updates = append(updates, table.NewRemoveStatisticsUpdate(id))
-	}
-	updates = append(updates, table.NewSetStatisticsUpdate(sf))
 	return c.commit(ctx, ref, []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &head.SnapshotID)}, updates)
 }

@@ -619,6 +619,27 @@ func selectList(ctx context.Context, db *engine.DB, relation string, sc *iceberg
 	return strings.Join(parts, ", "), nil
 }
 
+// castsNothing is the columns selectList's select over a relation of cols gives when each of
+// its casts is to the type the column has (so no DESCRIBE need say), or nil.
+func castsNothing(cols []engine.Column, sc *iceberg.Schema, loc *time.Location) []engine.Column {
+	var out []engine.Column
+	for _, f := range sc.Fields() {
+		c, ok := columnFor(cols, f.Name)
+		if !ok {
+			continue
+		}
+		switch dt := duckType(f.Type); {
+		case dt != c.Type || castTo("x", c.Type, f.Type, loc) != "CAST(x AS "+dt+")":
+			return nil
+		case dt == "BOOLEAN", dt == "INTEGER", dt == "BIGINT", dt == "DATE", dt == "TIMESTAMP", dt == "VARCHAR":
+			out = append(out, engine.Column{Name: f.Name, Type: dt})
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
 // writeBatch has DuckDB write the batch as Parquet under the table's data folder, one folder of
 // files per partition, and returns their locations.
 func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, error) {
@@ -647,6 +668,9 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
 	if w.mode == v1.WriteAppend && w.prewritten != "" && slices.Equal(exprs, w.prewrittenParts) {
+		if cols, err := w.db.Columns(ctx, w.relation); err == nil && castsNothing(cols, sc, w.loc) != nil {
+			w.db.Pin("("+plain+")", castsNothing(cols, sc, w.loc)) // its describe was a statement a window
+		}
 		if files, ok := w.linkPrewritten(ctx, plain, dir); ok {
 			return publishFiles(w.fs, files)
 		}

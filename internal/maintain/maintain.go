@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -190,8 +191,14 @@ func orphans(ctx context.Context, cat *lake.Catalog, ref lake.Ref, age time.Dura
 			still[f] = true
 		}
 	}
+	// A key index's base is attached to the table's ldp.init snapshot; if another engine
+	// expired that snapshot, only the delta that names it reaches it, and it must stay.
+	chain := map[string]bool{}
+	for _, p := range append(lake.IndexFiles(first), lake.IndexFiles(again)...) {
+		chain[strings.TrimPrefix(p, "file://")] = true
+	}
 	for _, f := range plan.OrphanFiles() {
-		if still[f.Path] {
+		if still[f.Path] && !chain[strings.TrimPrefix(f.Path, "file://")] {
 			rep.Orphans = append(rep.Orphans, f.Path)
 			rep.OrphanBytes += f.SizeBytes
 		}

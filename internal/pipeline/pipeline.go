@@ -24,6 +24,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/quality"
+	"github.com/ldp-dev/ldp/internal/sources"
 	"github.com/ldp-dev/ldp/internal/window"
 
 	"github.com/apache/iceberg-go/table"
@@ -206,6 +207,18 @@ type run struct {
 	// sniff is how a CSV source was read with the backfill's shared sniffs (nil: as a window
 	// alone reads it).
 	sniff *sniffing
+	// batch is the run's share of its group's read (nil: read alone), and rel the relation
+	// its batch is then read through instead of the view ldp_batch ("" for that view).
+	batch *windowRead
+	rel   string
+}
+
+// batchRel is the relation the checks and the write read the run's batch from.
+func (r *run) batchRel() string {
+	if r.rel != "" {
+		return r.rel
+	}
+	return "ldp_batch"
 }
 
 // stagingDir is a scratch folder of the run: in the target's warehouse for an Iceberg target
@@ -469,6 +482,16 @@ func (r *run) extract(ctx context.Context) error {
 		}
 		schema, table, _ := strings.Cut(src.Name, ".")
 		from = "ldp_dbt." + engine.Ident(schema) + "." + engine.Ident(table)
+	} else if sources.Is(src) {
+		dir, err := os.MkdirTemp("", "ldp-source-")
+		if err != nil {
+			return err
+		}
+		r.cleanup = append(r.cleanup, func() { os.RemoveAll(dir) })
+		in := sources.Input{Window: r.opts.Window, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Dir: dir, BaseDir: r.p.BaseDir, SpecFile: r.p.Path}
+		if from, err = sources.Extract(ctx, src, in); err != nil {
+			return err
+		}
 	} else {
 		path, err := window.FillPath(src.Path, r.opts.Window, r.win.Location)
 		if err != nil {
@@ -484,6 +507,10 @@ func (r *run) extract(ctx context.Context) error {
 		r.localSource = full
 		if _, err := formats.Source(src.Format, full, src.Options); err != nil {
 			return err // before any sniff: a missing file says so
+		}
+		if wr := r.fromBatch(ctx); wr != nil {
+			r.takeBatch(wr)
+			return nil
 		}
 		if fast, sn, ok := r.fastCSV(ctx, full); ok {
 			from, cols, r.sniff = fast, sn.sniffed.Cols, sn
@@ -670,7 +697,7 @@ func (r *run) sourceName() string {
 	case src.Format == SQL:
 		return "the query of " + src.Name
 	}
-	return src.Name
+	return sources.Name(src)
 }
 
 // windowRules are the rules of metadata.window over the rows the window filter dropped, as
@@ -830,6 +857,19 @@ func (r *run) download(ctx context.Context, loc string) (string, error) {
 // the extracted rows.
 func (r *run) transform(ctx context.Context) error {
 	t := r.p.Metadata.Transform
+	if r.batch != nil {
+		if _, ok := r.batchReport(); ok {
+			return nil // read through r.rel: no view to make, none to drop
+		}
+		// Checked alone (quality.Grouped.Report): over the view the checks read.
+		if err := r.db.Exec(ctx, "CREATE TEMP VIEW ldp_batch AS SELECT * FROM "+r.rel); err != nil {
+			return err
+		}
+		r.rel = ""
+		r.db.Pin("ldp_batch", r.cols)
+		r.db.PinCount("ldp_batch", r.res.RowsKept)
+		return nil
+	}
 	if t == nil {
 		if err := r.db.Exec(ctx, "CREATE TEMP VIEW ldp_batch AS SELECT * FROM ldp_extract WHERE "+r.where); err != nil {
 			return err
@@ -877,7 +917,7 @@ func (r *run) exactKeys(ctx context.Context) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	cols, err := r.db.Columns(ctx, "ldp_batch")
+	cols, err := r.db.Columns(ctx, r.batchRel())
 	if err != nil {
 		return err
 	}
@@ -894,7 +934,7 @@ func (r *run) exactKeys(ctx context.Context) error {
 // validate runs the quality checks; with on_failure "fail" a failure holds the batch back.
 func (r *run) validate(ctx context.Context) error {
 	if len(r.p.Metadata.Target.PartitionBy) > 0 || len(r.p.Metadata.Target.JoinCols) > 0 {
-		cols, err := r.db.Columns(ctx, "ldp_batch")
+		cols, err := r.db.Columns(ctx, r.batchRel())
 		if err != nil {
 			return err
 		}
@@ -921,9 +961,13 @@ func (r *run) validate(ctx context.Context) error {
 		if !r.opts.Window.IsZero() {
 			now = r.opts.Window.End
 		}
-		var err error
-		if rep, err = quality.Run(ctx, r.db, "ldp_batch", q.Checks, quality.Context{SourceRows: r.res.RowsRead, Now: now, Location: r.win.Location}, q.OnFailure); err != nil {
-			return err
+		qc := quality.Context{SourceRows: r.res.RowsRead, Now: now, Location: r.win.Location}
+		var ok bool
+		if rep, ok = r.batchReportAt(qc); !ok {
+			var err error
+			if rep, err = quality.Run(ctx, r.db, r.batchRel(), q.Checks, qc, q.OnFailure); err != nil {
+				return err
+			}
 		}
 	} else {
 		// Only a window rule failed: the batch is the window's rows (no check counted them).
@@ -1013,7 +1057,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 			return window.Filter(r.win.Column, colType, r.opts.Window, r.win.Location)
 		}
 	}
-	res, err := cat.Publish(ctx, r.db, "ldp_batch", lake.RefOf(t), po)
+	res, err := cat.Publish(ctx, r.db, r.batchRel(), lake.RefOf(t), po)
 	if err != nil {
 		return r.locate(ctx, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/shell"
+	"github.com/ldp-dev/ldp/internal/sources"
 	"github.com/ldp-dev/ldp/internal/window"
 )
 
@@ -68,7 +69,7 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 	if p.When != "" && cronx.ScheduleOfWhen(p.When) == "" {
 		pl.Notes = append(pl.Notes, fmt.Sprintf("when %q is a label that nothing reads; write metadata.schedule to schedule the pipeline", p.When))
 	}
-	if src := p.Metadata.Source; src.Format != v1.FormatIceberg {
+	if src := p.Metadata.Source; readsFile(src) {
 		path, err := window.FillPath(src.Path, w, ws.Location)
 		if err != nil {
 			pl.Errors = append(pl.Errors, err.Error())
@@ -153,11 +154,14 @@ func selectsNoRows(p *v1.Pipeline) string {
 	if sched == "" || !p.IsIceberg() || p.Metadata.Target.WriteMode != v1.WriteAppend {
 		return ""
 	}
-	if window.HasPlaceholders(p.Metadata.Source.Path) || (p.Windowed() && p.Metadata.Window.Column != "") {
+	if window.HasPlaceholders(p.Metadata.Source.Path) || (p.Windowed() && p.Metadata.Window.Column != "") || sources.Is(p.Metadata.Source) {
 		return ""
 	}
 	return fmt.Sprintf("%s appends on schedule %s but selects no rows per window: every window would load the whole source again; add a {window_start:FORMAT} placeholder to metadata.source.path or a metadata.window.column", p.Identifier, sched)
 }
+
+// readsFile reports whether a source is a file: not a table, not an API.
+func readsFile(src v1.Source) bool { return src.Format != v1.FormatIceberg && !sources.Is(src) }
 
 // SourceFile is the source file of p for window w, and whether it is there; "" for a source
 // that is not a file.
@@ -173,7 +177,7 @@ func SourceFile(p *v1.Pipeline, w v1.LogicalWindow) (string, bool) {
 // its folder), without looking for it; "" for a source that is not a file.
 func SourcePath(p *v1.Pipeline, w v1.LogicalWindow) string {
 	src := p.Metadata.Source
-	if src.Format == v1.FormatIceberg {
+	if !readsFile(src) {
 		return ""
 	}
 	ws, err := window.SpecOf(p.Metadata.Window)

@@ -15,9 +15,12 @@ import (
 // sniffed types and options, sniffing nothing. A file those do not read (a value of another
 // type, a ragged row), or that holds no rows, is read again as a window alone reads it, so
 // its error (or its empty window) is the one it always was.
+//
+// With Batch, the windows of one group are read and checked together (batch.go).
 type Sniffs struct {
 	mu sync.Mutex
 	m  map[string]formats.Sniffed
+	batches
 }
 
 // NewSniffs makes the shared sniffs of one backfill.

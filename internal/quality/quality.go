@@ -149,23 +149,7 @@ func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check,
 	if err := CheckColumns(checks, cols); err != nil {
 		return nil, err
 	}
-	if qc.Location == nil {
-		qc.Location = time.UTC
-	}
-	if qc.Now.IsZero() {
-		qc.Now = time.Now()
-	}
-	rep := &Report{OnFailure: onFailure}
-	plans := make([]plan, len(checks))
-	exprs := []string{"count(*)"}
-	for i, c := range checks {
-		plans[i] = compile(c, types, relation, qc)
-		exprs = append(exprs, plans[i].exprs...)
-	}
-	nulls := len(exprs)
-	for _, c := range cols {
-		exprs = append(exprs, "count(*) - count("+engine.Ident(c.Name)+")")
-	}
+	plans, exprs := compileAll(checks, types, relation, cols, defaults(qc))
 	vals := make([]any, len(exprs))
 	ptrs := make([]any, len(exprs))
 	for i := range vals {
@@ -184,24 +168,58 @@ func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check,
 	if err != nil {
 		return nil, fmt.Errorf("run quality checks: %w", err)
 	}
-	rep.Rows = toInt(vals[0])
-	at := 1
-	for _, p := range plans {
-		n := len(p.exprs)
-		res := p.eval(vals[at : at+n])
+	rep := assemble(plans, vals, cols, onFailure)
+	for i, p := range plans {
 		if p.after != nil {
-			if err := p.after(ctx, db, &res); err != nil {
+			if err := p.after(ctx, db, &rep.Results[i]); err != nil {
 				return nil, fmt.Errorf("run quality checks: %w", err)
 			}
 		}
-		rep.Results = append(rep.Results, res)
+	}
+	return rep, nil
+}
+
+// defaults fills what a Context leaves out: UTC, and the current time.
+func defaults(qc Context) Context {
+	if qc.Location == nil {
+		qc.Location = time.UTC
+	}
+	if qc.Now.IsZero() {
+		qc.Now = time.Now()
+	}
+	return qc
+}
+
+// compileAll compiles checks over relation into one scan's expressions: the row count, each
+// check's, then each column's null count.
+func compileAll(checks []v1.Check, types map[string]string, relation string, cols []engine.Column, qc Context) ([]plan, []string) {
+	plans := make([]plan, len(checks))
+	exprs := []string{"count(*)"}
+	for i, c := range checks {
+		plans[i] = compile(c, types, relation, qc)
+		exprs = append(exprs, plans[i].exprs...)
+	}
+	for _, c := range cols {
+		exprs = append(exprs, "count(*) - count("+engine.Ident(c.Name)+")")
+	}
+	return plans, exprs
+}
+
+// assemble is the report of one scan's values, as compileAll ordered them (without what
+// the plans' after completes).
+func assemble(plans []plan, vals []any, cols []engine.Column, onFailure string) *Report {
+	rep := &Report{OnFailure: onFailure, Rows: toInt(vals[0])}
+	at := 1
+	for _, p := range plans {
+		n := len(p.exprs)
+		rep.Results = append(rep.Results, p.eval(vals[at:at+n]))
 		at += n
 	}
 	rep.NullCounts = make(map[string]int64, len(cols))
 	for i, c := range cols {
-		rep.NullCounts[c.Name] = toInt(vals[nulls+i])
+		rep.NullCounts[c.Name] = toInt(vals[at+i])
 	}
-	return rep, nil
+	return rep
 }
 
 // CheckColumns refuses checks that name a column the batch does not have: the spec is wrong,
