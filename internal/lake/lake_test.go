@@ -351,8 +351,12 @@ func mustLoad(t *testing.T, f *fixture) *table.Table {
 }
 
 // TestStagingDirClearsWhatKilledRunsLeft: a scratch folder a day old (a killed run's) is
-// removed when the next run makes its own; a fresh one (a live run's) is kept.
+// removed when a run makes its own, at most once a minute in one process (a backfill makes
+// folders for every window); a fresh one (a live run's) is kept.
 func TestStagingDirClearsWhatKilledRunsLeft(t *testing.T) {
+	now := time.Now()
+	scratchNow = func() time.Time { return now }
+	t.Cleanup(func() { scratchNow = time.Now })
 	base := t.TempDir()
 	c := &v1.Catalog{Identifier: "lake"}
 	old, err := StagingDir(c, base)
@@ -365,6 +369,14 @@ func TestStagingDirClearsWhatKilledRunsLeft(t *testing.T) {
 	}
 	day := time.Now().Add(-25 * time.Hour)
 	os.Chtimes(old, day, day)
+	now = now.Add(clearEvery - time.Second)
+	if _, err := StagingDir(c, base); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); err != nil {
+		t.Errorf("the warehouse was scanned again within %s of the last scan: %v", clearEvery, err)
+	}
+	now = now.Add(time.Second)
 	if _, err := StagingDir(c, base); err != nil {
 		t.Fatal(err)
 	}
