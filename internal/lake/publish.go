@@ -215,6 +215,20 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 		if err != nil {
 			return nil, err
 		}
+		if tbl.CurrentSnapshot() == nil {
+			// The base snapshot made before the loop is not in what the catalog returned: this
+			// process lost the race to make it and the winner's commit is not visible yet (seen
+			// on a REST catalog with eight processes publishing to a new table at once). Make
+			// it again or see it, as a batch does, rather than stage on no head.
+			if err := c.ensureBase(ctx, tbl); err != nil {
+				return nil, err
+			}
+			if try >= o.MaxTries {
+				return nil, &ConflictError{Ref: ref, Err: fmt.Errorf("the table's base snapshot did not appear: gave up after %d tries", try)}
+			}
+			o.backoff(try)
+			continue
+		}
 		if s, err := FindKey(tbl, o.Key, o.Now()); err != nil {
 			return nil, err
 		} else if s != nil {

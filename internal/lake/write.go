@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -312,14 +313,27 @@ func (c *Catalog) loadOrCreate(ctx context.Context, ref Ref, bs *iceberg.Schema,
 	if err := c.ensureNamespace(ctx, ref.Namespace); err != nil {
 		return nil, false, err
 	}
-	tbl, err = c.cat.CreateTable(ctx, ref.ident(), bs, catalog.WithPartitionSpec(&spec), catalog.WithProperties(TableProperties))
-	if err != nil {
+	for try := 1; ; try++ {
+		tbl, err = c.cat.CreateTable(ctx, ref.ident(), bs, catalog.WithPartitionSpec(&spec), catalog.WithProperties(TableProperties))
+		if err == nil {
+			break
+		}
 		// Another writer created it first (the typed error, or the database's unique
 		// constraint when both inserted at once): use theirs.
 		if existing, lerr := c.Load(ctx, ref); lerr == nil {
 			return existing, false, nil
 		}
-		return nil, false, storageHint(fmt.Errorf("create table %s: %w", ref, err))
+		// A REST catalog may refuse every one of several creates at once ("table changed
+		// during create", a CommitFailedException) and show none of them yet: try again, as
+		// any commit that lost a race is.
+		if !isConflict(err) && !strings.Contains(err.Error(), "CommitFailedException") || try >= 8 {
+			return nil, false, storageHint(fmt.Errorf("create table %s: %w", ref, err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(time.Duration(rand.Int64N(int64(50*time.Millisecond<<min(try-1, 6)) + 1))):
+		}
 	}
 	// Commits to the new table go through c.cat, on the metadata parsed here (commit.go).
 	metadataCache.put(tbl.MetadataLocation(), tbl.Metadata())
