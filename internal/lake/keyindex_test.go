@@ -319,3 +319,34 @@ func rideWrite(mode v1.WriteMode) WriteOptions {
 	}
 	return wo
 }
+
+// TestRecentSupersededFilesAreBounded: a fast backfill supersedes hundreds of metadata files
+// within the minute they are kept for readers; beyond the newest keepRecent they are removed
+// at once, the newest kept, so files under metadata/ stay bounded however fast windows commit.
+func TestRecentSupersededFilesAreBounded(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k1", RunID: "r1"})
+	dir := filepath.Dir(localPath(mustLoad(t, f).MetadataLocation()))
+	now := time.Now()
+	for i := range keepRecent + 50 {
+		p := filepath.Join(dir, fmt.Sprintf("%05d-superseded.metadata.json", i))
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := now.Add(time.Duration(i-keepRecent-50) * 100 * time.Millisecond) // i = newest last
+		os.Chtimes(p, at, at)
+	}
+	f.publish(t, PublishOptions{Key: "k2", RunID: "r2"})
+	left, _ := filepath.Glob(filepath.Join(dir, "*-superseded.metadata.json"))
+	if len(left) > keepRecent {
+		t.Errorf("%d superseded metadata files younger than a minute kept, want at most %d", len(left), keepRecent)
+	}
+	newest := filepath.Join(dir, fmt.Sprintf("%05d-superseded.metadata.json", keepRecent+49))
+	if _, err := os.Stat(newest); err != nil {
+		t.Errorf("the newest superseded file was removed: %v", err)
+	}
+	if got := indexedKeys(t, f); strings.Join(got, " ") != "k1 k2" {
+		t.Errorf("index holds %v", got)
+	}
+}

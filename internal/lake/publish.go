@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -666,16 +667,39 @@ func (c *Catalog) cleanMetadata(ctx context.Context, ref Ref) {
 	for _, p := range IndexFiles(tbl) {
 		keep[localPath(p)] = true
 	}
+	type stale struct {
+		path string
+		mod  time.Time
+	}
+	var recent []stale
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		if !(strings.HasSuffix(e.Name(), ".metadata.json") || isIndexFile(e.Name())) || keep[p] {
 			continue
 		}
-		if info, err := e.Info(); err == nil && info.ModTime().Before(current.ModTime().Add(-time.Minute)) {
+		info, err := e.Info()
+		switch {
+		case err != nil:
+		case info.ModTime().Before(current.ModTime().Add(-time.Minute)):
 			os.Remove(p)
+		default:
+			recent = append(recent, stale{p, info.ModTime()})
+		}
+	}
+	// A fast backfill replaces hundreds of files within the minute: beyond the newest
+	// keepRecent, a superseded file is removed at once. A reader needs a metadata file only
+	// between reading its location from the catalog and parsing it, far fewer commits than that.
+	if len(recent) > keepRecent {
+		slices.SortFunc(recent, func(a, b stale) int { return b.mod.Compare(a.mod) })
+		for _, f := range recent[keepRecent:] {
+			os.Remove(f.path)
 		}
 	}
 }
+
+// keepRecent is how many superseded metadata and key index files younger than a minute a
+// local table keeps.
+const keepRecent = 100
 
 // cleanRemoteMetadata is cleanMetadata for a table in an object store, through its IO.
 func cleanRemoteMetadata(ctx context.Context, tbl *table.Table) {
