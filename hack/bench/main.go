@@ -609,47 +609,37 @@ This run's changes, each measured before and after (commit messages):
 
 ## Goals not met: what the profile shows and what would close it
 
-Read on 2026-12-02 from the run of 547806d and CPU profiles of the same backfills:
+Read on 2026-12-02 from this run and CPU profiles of the same backfills. Two fixes made after
+a first run the same day (at 547806d) met issue 27's goals here: that run's profile of the
+10,000-hour backfill spent 34% of its CPU clearing dead runs' scratch folders (a scan of the
+warehouse's scratch area, each other folder's owner record read, before every window's
+scratch folder: now once a minute a process), which had made the last 500 windows 2.89x the
+first; and with that gone the backfill committed fast enough that the minute superseded
+metadata files are kept for readers held 2,331 files under metadata/ (now the newest 100
+within the minute). This run: 1.07x, 1,310 files; 20,000 windows through the publish path
+0.86x, 1,412 files.
 
-- **Backfill, 1,000 daily windows (85 /s, goal 100)**: a group of ten windows is now read,
+- **Backfill, 1,000 daily windows (89.8 /s, goal 100)**: a group of ten windows is read,
   staged and checked together (one ` + "`read_csv`" + ` over the group's drop files, the checks as one
   aggregate grouped by file): about 0.4 DuckDB statements a window, from 10.8. The profile of
   the same 1,000 windows: iceberg-go's snapshot production (each window's manifest written 11%,
-  the commit 8%), JSON encoding of metadata and the ledger (9%), garbage collection (8%) and
-  clearing dead runs' scratch folders (7%; since 01ac059 a process does that once a minute,
-  which this table does not include yet). What would close it: the ledger's events of a group
-  written in one append, and fewer allocations building each window's manifest.
+  the commit 8%), JSON encoding of metadata and the ledger (9%), garbage collection (8%). What
+  would close it: the ledger's events of a group written in one append, and fewer allocations
+  building each window's manifest.
 - **Backfill, >= 3.5x the rate of d0dceec**: the bench does not yet build d0dceec and run it
   beside the current binary, as issue 28 asks; until it does, that goal is unmeasured.
-- **10,000 hourly windows through ` + "`ldp backfill`" + `, last 500 over first 500 (2.89x, goal 1.3x)**:
-  the publish path alone is flat (the history rows: 1.00x at 20,000 windows), and the batch
-  path made the first windows three times cheaper (7.9 ms), so what grows is outside the
-  commit. The profile of the whole 10,000-hour backfill found it: 34% of the CPU was clearing
-  dead runs' scratch folders, a scan of the warehouse's whole scratch area (each other
-  folder's owner record read) before every window's scratch folder was made, growing with the
-  folders there. Since 01ac059 a process scans at most once a minute; the next run shows
-  whether the slope is gone, and why folders accumulate there during a backfill is still to be
-  read.
-- **Files under metadata/ at 20,000 windows (2,046, goal 2,000)**: 372 of them are superseded
-  metadata.json files (500 KB each, 185 MB in all), kept for a minute for readers that loaded
-  them; at 20,000 windows in four and a half minutes that minute holds 372. Bounding them by
-  count as well as age (the newest N beside the minute) would keep the figure under the goal.
-- **` + "`ldp schedule tick`" + ` over 1,000 specs (1.31x of validate, goal 1.3x; ` + "`ldp diff`" + ` 1.13x)**: the
-  folder's key cache (.ldp/keys/) took the lookups from 0.48 s to 0.11 s of CPU; what is left
-  beside validation (CUE, under one lock) is the tick's own state and lock files. A miss by
-  0.01 is within this run-to-run variance, but it is a miss.
-- **` + "`ldp query`" + ` (1.61x of DuckDB's read_parquet, goal 1.1x)**: 0.11 s against 0.07 s. DuckDB's
+- **` + "`ldp query`" + ` (1.43x of DuckDB's read_parquet, goal 1.1x)**: 0.11 s against 0.07 s. DuckDB's
   own work is within 5% of the reference; the rest is Go start-up and the spec: package inits
   some 25 ms (about half of it Kubernetes' client packages, linked for ` + "`ldp controller`" + `; then
   iceberg-go's Avro schemas, Arrow's compute kernels), validating the spec with CUE, opening
   the catalog. What would close it: the controller as a binary of its own, so the other verbs
   do not initialise Kubernetes' packages, and a lazy Avro schema in iceberg-go (a second patch
   beside the substrait one).
-- **Ingest (1.17x unpartitioned, 1.31x day-partitioned, goal 1.15x)**: not profiled in this
-  run; earlier runs on this machine gave 1.09x to 1.45x for the same binary, the reference
-  varying by 30%. What would give it room: the checks read from the Parquet footer's
-  statistics (row count, null counts, min/max) where a check needs no more, so only
-  ` + "`unique`" + ` and ` + "`accepted_values`" + ` scan the staged file.
+- **Ingest (1.23x unpartitioned, 1.21x day-partitioned, goal 1.15x) and memory at 10 M rows
+  (1.13x, goal 1.10x)**: not profiled in this run; earlier runs on this machine gave 1.09x to
+  1.45x for the same binary, the reference varying by 30%. What would give it room: the checks
+  read from the Parquet footer's statistics (row count, null counts, min/max) where a check
+  needs no more, so only ` + "`unique`" + ` and ` + "`accepted_values`" + ` scan the staged file.
 `
 
 const method = `1. **Ingest**: ` + "`ldp run`" + ` of a generated CSV of taxi rides (8 typed columns) with five checks
