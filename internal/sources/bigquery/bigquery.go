@@ -135,9 +135,11 @@ func ReadQuery(path string) (string, error) {
 // credentials reads the key file (or finds Application Default Credentials) and returns the
 // token source and the project the job runs in.
 func credentials(ctx context.Context, cfg Config) (oauth2.TokenSource, string, error) {
-	if cfg.HTTPClient != nil {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, cfg.HTTPClient)
-	}
+	// oauth2 posts to the token endpoint without a context (jwt's PostForm, the transport's
+	// Token()), so a token_uri that never answers held a run past Ctrl-C; this client ties each
+	// token request to the run's context and bounds it.
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Timeout: tokenTimeout,
+		Transport: ctxTransport{ctx: ctx, base: transport(cfg.HTTPClient)}})
 	if cfg.KeyFile == "" {
 		creds, err := google.FindDefaultCredentials(ctx, Scope)
 		if err != nil {
@@ -251,6 +253,19 @@ func Read(ctx context.Context, cfg Config, cols func([]Column) error, emit func(
 	}
 }
 
+// tokenTimeout bounds one token request.
+const tokenTimeout = 30 * time.Second
+
+// ctxTransport sends each request under ctx, the run's context.
+type ctxTransport struct {
+	ctx  context.Context
+	base http.RoundTripper
+}
+
+func (t ctxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.base.RoundTrip(req.WithContext(t.ctx))
+}
+
 func transport(c *http.Client) http.RoundTripper {
 	if c != nil && c.Transport != nil {
 		return c.Transport
@@ -323,6 +338,10 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// oauth2 flattens the token request's error with %v: say why it stopped.
+			return fmt.Errorf("BigQuery %s: %w", strings.SplitN(path, "?", 2)[0], cerr)
+		}
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
 			// The token endpoint's refusal; its body is the server's words, not the key's.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,5 +214,40 @@ func TestApplicationDefaultCredentials(t *testing.T) {
 	t.Setenv("GCE_METADATA_HOST", "127.0.0.1:1")
 	if _, _, err := read(cfg); err == nil || !strings.Contains(err.Error(), "no BigQuery credentials: give source.credentials.path") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestTokenEndpointHangCancel: a token endpoint that never answers cannot hold a run past its
+// context: cancelling returns context.Canceled at once instead of hanging until kill -9.
+func TestTokenEndpointHangCancel(t *testing.T) {
+	_, cfg := setup(t, orders)
+	done := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	defer hang.Close()
+	defer close(done)
+	var key map[string]any
+	b, _ := os.ReadFile(cfg.KeyFile)
+	json.Unmarshal(b, &key)
+	key["token_uri"] = hang.URL + "/token"
+	b, _ = json.Marshal(key)
+	os.WriteFile(cfg.KeyFile, b, 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- bigquery.Read(ctx, cfg, func([]bigquery.Column) error { return nil }, func(map[string]any) error { return nil })
+	}()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Read did not return 60 s after its context was cancelled")
 	}
 }
