@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -102,12 +104,20 @@ func (e *AccessError) Error() string { return e.Msg }
 // Retriable is false: the same request fails again until the spec or the token changes.
 func (e *AccessError) Retriable() bool { return false }
 
+// RepositoryPattern is GitHub's pattern of owner/name: an owner of letters, digits and '-', a
+// name of letters, digits, '.', '_' and '-' that is not all dots. The name goes into the
+// request's path, so "octo/.." would have asked for /repos/issues with the token, and '?', '#'
+// or '%' would have changed the request. schemas/pipeline.cue holds the same pattern.
+const RepositoryPattern = `^[A-Za-z0-9-]+/[A-Za-z0-9._-]*[A-Za-z0-9_-][A-Za-z0-9._-]*$`
+
+var repositoryRE = regexp.MustCompile(RepositoryPattern)
+
 // ParseRepository splits owner/name.
 func ParseRepository(s string) (owner, name string, err error) {
-	owner, name, ok := strings.Cut(s, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", fmt.Errorf("repository %q is not owner/name", s)
+	if !repositoryRE.MatchString(s) {
+		return "", "", fmt.Errorf("repository %q is not owner/name: the owner has letters, digits and '-', the name letters, digits, '.', '_' and '-' (not . or ..)", s)
 	}
+	owner, name, _ = strings.Cut(s, "/")
 	return owner, name, nil
 }
 
@@ -150,7 +160,7 @@ func Read(ctx context.Context, cfg Config, emit func(Issue) error) error {
 		var page []*gh.Issue
 		var resp *gh.Response
 		for waits := 0; ; waits++ {
-			page, resp, err = client.Issues.ListByRepo(ctx, owner, name, opts)
+			page, resp, err = client.Issues.ListByRepo(ctx, url.PathEscape(owner), url.PathEscape(name), opts)
 			if err == nil {
 				break
 			}

@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -233,4 +234,29 @@ func TestReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d issues of %s updated in the last week", n, repo)
+}
+
+type countingTransport struct{ n *int }
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	*c.n++
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestReadRefusesBadRepository: a name outside GitHub's pattern is refused before any request,
+// so "octo/.." cannot turn into /repos/issues sent with the token.
+func TestReadRefusesBadRepository(t *testing.T) {
+	srv := githubtest.New()
+	defer srv.Close()
+	for _, repo := range []string{"octo/..", "octo/.", "octo/lake?x=1", "octo/lake#x", "octo/la%2Fke", "oc to/lake", "octo_x/lake"} {
+		n := 0
+		_, err := read(t, github.Config{Repository: repo, BaseURL: srv.URL, Token: "secret",
+			HTTPClient: &http.Client{Transport: countingTransport{&n}}})
+		if err == nil || !strings.Contains(err.Error(), "is not owner/name") {
+			t.Errorf("%s: err = %v, want a refusal", repo, err)
+		}
+		if n != 0 {
+			t.Errorf("%s: %d requests sent, want none", repo, n)
+		}
+	}
 }
