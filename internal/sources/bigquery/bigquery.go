@@ -72,6 +72,8 @@ type Error struct {
 	Message string
 	// RetryAfter is the wait the server asked for, if any.
 	RetryAfter time.Duration
+	// Tries is how many times the request was sent.
+	Tries int
 }
 
 func (e *Error) Error() string {
@@ -81,11 +83,12 @@ func (e *Error) Error() string {
 	}
 	switch {
 	case e.Retriable():
-		wait := e.RetryAfter
-		if wait == 0 {
-			wait = time.Minute
+		if e.RetryAfter > 0 {
+			msg += fmt.Sprintf("; retry in %s", e.RetryAfter)
 		}
-		msg += fmt.Sprintf("; retry in %s", wait)
+		if e.Tries > 1 {
+			msg += fmt.Sprintf(" (after %d tries)", e.Tries)
+		}
 	case e.Reason == "accessDenied" || e.Status == http.StatusForbidden:
 		msg += "; check that the service account may run query jobs in the project and read the tables the query names"
 	case e.Reason == "invalidQuery":
@@ -320,7 +323,40 @@ func (c *client) insert(ctx context.Context, jobID, query string, start, end tim
 	return job.JobReference.Location, nil
 }
 
+// maxTries bounds the sends of one request that BigQuery fails with a 5xx or a short 429;
+// shortWait is the longest Retry-After waited out here (a longer one is the next attempt's).
+const (
+	maxTries  = 4
+	shortWait = 5 * time.Second
+)
+
+// do sends a request, again after a 5xx or a short 429 with a doubling wait within ctx: the
+// job id is the attempt's, so a second jobs.insert finds the first job (409) instead of a
+// second query.
 func (c *client) do(ctx context.Context, method, path string, in, out any) error {
+	wait := 250 * time.Millisecond
+	for try := 1; ; try++ {
+		err := c.send(ctx, method, path, in, out)
+		var be *Error
+		if !errors.As(err, &be) || try == maxTries || !(be.Status >= 500 || be.Status == http.StatusTooManyRequests && be.RetryAfter <= shortWait) {
+			if be != nil {
+				be.Tries = try
+			}
+			return err
+		}
+		d := max(wait, be.RetryAfter)
+		wait *= 2
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("BigQuery %s: %w", strings.SplitN(path, "?", 2)[0], ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func (c *client) send(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)

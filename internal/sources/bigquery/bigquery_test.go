@@ -251,3 +251,23 @@ func TestTokenEndpointHangCancel(t *testing.T) {
 		t.Fatal("Read did not return 60 s after its context was cancelled")
 	}
 }
+
+// TestTransientErrorsRetried: a 500 on jobs.insert, a 503 and a short 429 (Retry-After 1s) are
+// sent again within the read; the job id makes re-sending jobs.insert safe.
+func TestTransientErrorsRetried(t *testing.T) {
+	srv, cfg := setup(t, orders)
+	srv.Transient = []int{500, 503, 429}
+	_, rows, err := read(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 {
+		t.Errorf("%d rows, want 3", len(rows))
+	}
+	srv.Transient = []int{500, 500, 500, 500, 500, 500}
+	cfg.JobID = bigquery.JobID("run-2", 1)
+	_, _, err = read(cfg)
+	if err == nil || err.Error() != "BigQuery: Internal Server Error (backendError) (after 4 tries)" {
+		t.Errorf("err = %v", err)
+	}
+}
