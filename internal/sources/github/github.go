@@ -76,6 +76,23 @@ var Columns = [][2]string{
 	{"updated_at", "TIMESTAMPTZ"}, {"closed_at", "TIMESTAMPTZ"}, {"pull_request", "BOOLEAN"},
 }
 
+// maxTries bounds the sends of one page that GitHub fails with a 5xx.
+const maxTries = 4
+
+// ServerError is GitHub failing a page (5xx) every time it was sent: a later attempt may get
+// through.
+type ServerError struct {
+	Repository, Status string
+	Tries              int
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("GitHub %s: %s (after %d tries)", e.Repository, e.Status, e.Tries)
+}
+
+// Retriable is true: GitHub's own failure.
+func (e *ServerError) Retriable() bool { return true }
+
 // RateLimitError is a rate limit longer than a read waits (or than its context allows): a
 // later attempt gets through once it resets.
 type RateLimitError struct {
@@ -159,10 +176,21 @@ func Read(ctx context.Context, cfg Config, emit func(Issue) error) error {
 	for {
 		var page []*gh.Issue
 		var resp *gh.Response
-		for waits := 0; ; waits++ {
+		backoff := 500 * time.Millisecond
+		for waits, tries := 0, 1; ; waits++ {
 			page, resp, err = client.Issues.ListByRepo(ctx, url.PathEscape(owner), url.PathEscape(name), opts)
 			if err == nil {
 				break
+			}
+			if resp != nil && resp.StatusCode >= 500 {
+				if tries == maxTries {
+					return &ServerError{Repository: cfg.Repository, Status: resp.Status, Tries: tries}
+				}
+				if err := sleep(ctx, backoff); err != nil {
+					return fmt.Errorf("GitHub %s: %w", cfg.Repository, err)
+				}
+				tries, backoff = tries+1, backoff*2
+				continue
 			}
 			wait, until, limited := rateLimited(err, resp)
 			if !limited {

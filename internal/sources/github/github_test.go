@@ -260,3 +260,26 @@ func TestReadRefusesBadRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestServerErrorsRetried: a 500 is sent again (after a wait within the context); one that
+// keeps failing says so in one line, without the URL.
+func TestServerErrorsRetried(t *testing.T) {
+	srv := githubtest.New()
+	defer srv.Close()
+	var waits []time.Duration
+	sleep := func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	srv.Failing = 1
+	iss, err := read(t, github.Config{Repository: "octo/lake", BaseURL: srv.URL, Sleep: sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(iss) == 0 || len(waits) != 1 {
+		t.Errorf("%d issues after %d waits, want the issues after 1", len(iss), len(waits))
+	}
+	srv.Failing = 10
+	_, err = read(t, github.Config{Repository: "octo/lake", BaseURL: srv.URL, Sleep: sleep})
+	var r interface{ Retriable() bool }
+	if err == nil || err.Error() != "GitHub octo/lake: 500 Internal Server Error (after 4 tries)" || !errors.As(err, &r) || !r.Retriable() {
+		t.Errorf("err = %v, want a retriable error after 4 tries", err)
+	}
+}
