@@ -232,6 +232,9 @@ func Read(ctx context.Context, cfg Config, cols func([]Column) error, emit func(
 		}
 		if first {
 			first = false
+			if len(page.Schema.Fields) == 0 {
+				return &InputError{Msg: "the query returned no result set (a DDL or DML statement?): ldp loads a SELECT"}
+			}
 			out, err := columnsOf(page.Schema.Fields)
 			if err != nil {
 				return err

@@ -271,3 +271,14 @@ func TestTransientErrorsRetried(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestNoResultSet: a job with no schema (a DDL or DML statement) is refused in words, not left
+// for DuckDB to fail on an empty column list.
+func TestNoResultSet(t *testing.T) {
+	srv, cfg := setup(t, "DELETE FROM shop.orders WHERE true")
+	srv.Results["DELETE FROM shop.orders WHERE true"] = bqtest.Result{}
+	_, _, err := read(cfg)
+	if err == nil || err.Error() != "the query returned no result set (a DDL or DML statement?): ldp loads a SELECT" {
+		t.Errorf("err = %v", err)
+	}
+}
