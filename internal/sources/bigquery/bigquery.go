@@ -146,7 +146,7 @@ func credentials(ctx context.Context, cfg Config) (oauth2.TokenSource, string, e
 	if cfg.KeyFile == "" {
 		creds, err := google.FindDefaultCredentials(ctx, Scope)
 		if err != nil {
-			return nil, "", &InputError{Msg: "no BigQuery credentials: give source.credentials.path (a service-account key) or set GOOGLE_APPLICATION_CREDENTIALS"}
+			return nil, "", &InputError{Msg: "no BigQuery credentials found: name a service-account key in source.credentials.path or set GOOGLE_APPLICATION_CREDENTIALS"}
 		}
 		if creds.ProjectID == "" {
 			return nil, "", &InputError{Msg: "the Application Default Credentials name no project: use a service-account key in source.credentials.path"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldp-dev/ldp/internal/redact"
 	"github.com/ldp-dev/ldp/internal/sources/bigquery"
 	"github.com/ldp-dev/ldp/internal/sources/bigquery/bqtest"
 )
@@ -211,7 +213,6 @@ func TestApplicationDefaultCredentials(t *testing.T) {
 	}
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("HOME", t.TempDir()) // no gcloud credentials either
-	t.Setenv("GCE_METADATA_HOST", "127.0.0.1:1")
 	if _, _, err := read(cfg); err == nil || !strings.Contains(err.Error(), "no BigQuery credentials: give source.credentials.path") {
 		t.Errorf("error %v", err)
 	}
@@ -280,5 +281,20 @@ func TestNoResultSet(t *testing.T) {
 	_, _, err := read(cfg)
 	if err == nil || err.Error() != "the query returned no result set (a DDL or DML statement?): ldp loads a SELECT" {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestNoCredentialsMessage: the message for missing Application Default Credentials reads the
+// same after the redactor (it masked "give" after "credentials:").
+func TestNoCredentialsMessage(t *testing.T) {
+	_, cfg := setup(t, orders)
+	cfg.KeyFile = ""
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
+	_, _, err := read(cfg)
+	want := "no BigQuery credentials found: name a service-account key in source.credentials.path or set GOOGLE_APPLICATION_CREDENTIALS"
+	if err == nil || redact.String(err.Error()) != want {
+		t.Errorf("err = %v, redacted %q, want %q", err, redact.String(fmt.Sprint(err)), want)
 	}
 }
