@@ -213,7 +213,7 @@ func TestApplicationDefaultCredentials(t *testing.T) {
 	}
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("HOME", t.TempDir()) // no gcloud credentials either
-	if _, _, err := read(cfg); err == nil || !strings.Contains(err.Error(), "no BigQuery credentials: give source.credentials.path") {
+	if _, _, err := read(cfg); err == nil || !strings.Contains(err.Error(), "no BigQuery credentials found: name a service-account key in source.credentials.path") {
 		t.Errorf("error %v", err)
 	}
 }
