@@ -420,11 +420,11 @@ var patternText = withEnums(map[string]patternDoc{
 	`^(identity|year|month|day|hour|bucket\[[1-9][0-9]*\]|truncate\[[1-9][0-9]*\])$`: {
 		text:    "a partition transform: identity, year, month, day, hour, bucket[N] or truncate[W] with N and W at least 1",
 		options: []string{"identity", "year", "month", "day", "hour"}},
-	`^https?://`:                       {text: "an http:// or https:// URL"},
-	`^[A-Za-z_][A-Za-z0-9_]*$`:         {text: "an environment variable name"},
-	`^.$`:                              {text: "exactly one character"},
-	`^[^/\s]+/[^/\s]+$`:                {text: `a GitHub repository, "owner/name"`},
-	`^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$`: {text: `a duration of hours, minutes and seconds such as "2h", "90m" or "1h30m"`},
+	`^https?://`:               {text: "an http:// or https:// URL"},
+	`^[A-Za-z_][A-Za-z0-9_]*$`: {text: "an environment variable name"},
+	`^.$`:                      {text: "exactly one character"},
+	`^[A-Za-z0-9-]+/[A-Za-z0-9._-]*[A-Za-z0-9_-][A-Za-z0-9._-]*$`: {text: `a GitHub repository, "owner/name": the owner letters, digits and '-', the name letters, digits, '.', '_' and '-' (not . or ..)`},
+	`^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$`:                            {text: `a duration of hours, minutes and seconds such as "2h", "90m" or "1h30m"`},
 })
 
 // withEnums adds to m the patterns of the typed enums (vocabs), in each list's order,

@@ -109,7 +109,7 @@ func TestGitHubSourceErrors(t *testing.T) {
 		{"refused", `{"format": "GITHUB", "repository": "octo/lake", "base_url": "` + srv.URL + `", "token_env": "LAKE_TOKEN"}`, []string{"LAKE_TOKEN=ghp_wrong"},
 			"GitHub refused the token in LAKE_TOKEN reading octo/lake (401 Bad credentials): check that it is valid and not expired"},
 		{"norepo", `{"format": "GITHUB"}`, nil, `a GITHUB source needs repository: the issues of "owner/name"`},
-		{"badrepo", `{"format": "GITHUB", "repository": "octo"}`, nil, `metadata.source.repository: must be a GitHub repository, "owner/name", got "octo"`},
+		{"badrepo", `{"format": "GITHUB", "repository": "octo"}`, nil, `metadata.source.repository: must be a GitHub repository, "owner/name": the owner letters, digits and '-', the name letters, digits, '.', '_' and '-' (not . or ..), got "octo"`},
 		{"pathgiven", `{"format": "GITHUB", "repository": "octo/lake", "path": "x.csv"}`, nil, "a GITHUB source is named by repository; remove path"},
 		{"badstate", `{"format": "GITHUB", "repository": "octo/lake", "state": "merged"}`, nil, "state"},
 	} {

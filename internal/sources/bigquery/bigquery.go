@@ -72,6 +72,8 @@ type Error struct {
 	Message string
 	// RetryAfter is the wait the server asked for, if any.
 	RetryAfter time.Duration
+	// Tries is how many times the request was sent.
+	Tries int
 }
 
 func (e *Error) Error() string {
@@ -81,11 +83,12 @@ func (e *Error) Error() string {
 	}
 	switch {
 	case e.Retriable():
-		wait := e.RetryAfter
-		if wait == 0 {
-			wait = time.Minute
+		if e.RetryAfter > 0 {
+			msg += fmt.Sprintf("; retry in %s", e.RetryAfter)
 		}
-		msg += fmt.Sprintf("; retry in %s", wait)
+		if e.Tries > 1 {
+			msg += fmt.Sprintf(" (after %d tries)", e.Tries)
+		}
 	case e.Reason == "accessDenied" || e.Status == http.StatusForbidden:
 		msg += "; check that the service account may run query jobs in the project and read the tables the query names"
 	case e.Reason == "invalidQuery":
@@ -135,13 +138,15 @@ func ReadQuery(path string) (string, error) {
 // credentials reads the key file (or finds Application Default Credentials) and returns the
 // token source and the project the job runs in.
 func credentials(ctx context.Context, cfg Config) (oauth2.TokenSource, string, error) {
-	if cfg.HTTPClient != nil {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, cfg.HTTPClient)
-	}
+	// oauth2 posts to the token endpoint without a context (jwt's PostForm, the transport's
+	// Token()), so a token_uri that never answers held a run past Ctrl-C; this client ties each
+	// token request to the run's context and bounds it.
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Timeout: tokenTimeout,
+		Transport: ctxTransport{ctx: ctx, base: transport(cfg.HTTPClient)}})
 	if cfg.KeyFile == "" {
 		creds, err := google.FindDefaultCredentials(ctx, Scope)
 		if err != nil {
-			return nil, "", &InputError{Msg: "no BigQuery credentials: give source.credentials.path (a service-account key) or set GOOGLE_APPLICATION_CREDENTIALS"}
+			return nil, "", &InputError{Msg: "no BigQuery credentials found: name a service-account key in source.credentials.path or set GOOGLE_APPLICATION_CREDENTIALS"}
 		}
 		if creds.ProjectID == "" {
 			return nil, "", &InputError{Msg: "the Application Default Credentials name no project: use a service-account key in source.credentials.path"}
@@ -227,6 +232,9 @@ func Read(ctx context.Context, cfg Config, cols func([]Column) error, emit func(
 		}
 		if first {
 			first = false
+			if len(page.Schema.Fields) == 0 {
+				return &InputError{Msg: "the query returned no result set (a DDL or DML statement?): ldp loads a SELECT"}
+			}
 			out, err := columnsOf(page.Schema.Fields)
 			if err != nil {
 				return err
@@ -249,6 +257,19 @@ func Read(ctx context.Context, cfg Config, cols func([]Column) error, emit func(
 		}
 		token = page.PageToken
 	}
+}
+
+// tokenTimeout bounds one token request.
+const tokenTimeout = 30 * time.Second
+
+// ctxTransport sends each request under ctx, the run's context.
+type ctxTransport struct {
+	ctx  context.Context
+	base http.RoundTripper
+}
+
+func (t ctxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.base.RoundTrip(req.WithContext(t.ctx))
 }
 
 func transport(c *http.Client) http.RoundTripper {
@@ -305,7 +326,40 @@ func (c *client) insert(ctx context.Context, jobID, query string, start, end tim
 	return job.JobReference.Location, nil
 }
 
+// maxTries bounds the sends of one request that BigQuery fails with a 5xx or a short 429;
+// shortWait is the longest Retry-After waited out here (a longer one is the next attempt's).
+const (
+	maxTries  = 4
+	shortWait = 5 * time.Second
+)
+
+// do sends a request, again after a 5xx or a short 429 with a doubling wait within ctx: the
+// job id is the attempt's, so a second jobs.insert finds the first job (409) instead of a
+// second query.
 func (c *client) do(ctx context.Context, method, path string, in, out any) error {
+	wait := 250 * time.Millisecond
+	for try := 1; ; try++ {
+		err := c.send(ctx, method, path, in, out)
+		var be *Error
+		if !errors.As(err, &be) || try == maxTries || !(be.Status >= 500 || be.Status == http.StatusTooManyRequests && be.RetryAfter <= shortWait) {
+			if be != nil {
+				be.Tries = try
+			}
+			return err
+		}
+		d := max(wait, be.RetryAfter)
+		wait *= 2
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("BigQuery %s: %w", strings.SplitN(path, "?", 2)[0], ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func (c *client) send(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -323,6 +377,10 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// oauth2 flattens the token request's error with %v: say why it stopped.
+			return fmt.Errorf("BigQuery %s: %w", strings.SplitN(path, "?", 2)[0], cerr)
+		}
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
 			// The token endpoint's refusal; its body is the server's words, not the key's.

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ldp-dev/ldp/internal/redact"
 	"github.com/ldp-dev/ldp/internal/sources/bigquery"
 	"github.com/ldp-dev/ldp/internal/sources/bigquery/bqtest"
 )
@@ -209,8 +213,88 @@ func TestApplicationDefaultCredentials(t *testing.T) {
 	}
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("HOME", t.TempDir()) // no gcloud credentials either
-	t.Setenv("GCE_METADATA_HOST", "127.0.0.1:1")
-	if _, _, err := read(cfg); err == nil || !strings.Contains(err.Error(), "no BigQuery credentials: give source.credentials.path") {
+	if _, _, err := read(cfg); err == nil || !strings.Contains(err.Error(), "no BigQuery credentials found: name a service-account key in source.credentials.path") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestTokenEndpointHangCancel: a token endpoint that never answers cannot hold a run past its
+// context: cancelling returns context.Canceled at once instead of hanging until kill -9.
+func TestTokenEndpointHangCancel(t *testing.T) {
+	_, cfg := setup(t, orders)
+	done := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	defer hang.Close()
+	defer close(done)
+	var key map[string]any
+	b, _ := os.ReadFile(cfg.KeyFile)
+	json.Unmarshal(b, &key)
+	key["token_uri"] = hang.URL + "/token"
+	b, _ = json.Marshal(key)
+	os.WriteFile(cfg.KeyFile, b, 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- bigquery.Read(ctx, cfg, func([]bigquery.Column) error { return nil }, func(map[string]any) error { return nil })
+	}()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Read did not return 60 s after its context was cancelled")
+	}
+}
+
+// TestTransientErrorsRetried: a 500 on jobs.insert, a 503 and a short 429 (Retry-After 1s) are
+// sent again within the read; the job id makes re-sending jobs.insert safe.
+func TestTransientErrorsRetried(t *testing.T) {
+	srv, cfg := setup(t, orders)
+	srv.Transient = []int{500, 503, 429}
+	_, rows, err := read(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 {
+		t.Errorf("%d rows, want 3", len(rows))
+	}
+	srv.Transient = []int{500, 500, 500, 500, 500, 500}
+	cfg.JobID = bigquery.JobID("run-2", 1)
+	_, _, err = read(cfg)
+	if err == nil || err.Error() != "BigQuery: Internal Server Error (backendError) (after 4 tries)" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestNoResultSet: a job with no schema (a DDL or DML statement) is refused in words, not left
+// for DuckDB to fail on an empty column list.
+func TestNoResultSet(t *testing.T) {
+	srv, cfg := setup(t, "DELETE FROM shop.orders WHERE true")
+	srv.Results["DELETE FROM shop.orders WHERE true"] = bqtest.Result{}
+	_, _, err := read(cfg)
+	if err == nil || err.Error() != "the query returned no result set (a DDL or DML statement?): ldp loads a SELECT" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestNoCredentialsMessage: the message for missing Application Default Credentials reads the
+// same after the redactor (it masked "give" after "credentials:").
+func TestNoCredentialsMessage(t *testing.T) {
+	_, cfg := setup(t, orders)
+	cfg.KeyFile = ""
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
+	_, _, err := read(cfg)
+	want := "no BigQuery credentials found: name a service-account key in source.credentials.path or set GOOGLE_APPLICATION_CREDENTIALS"
+	if err == nil || redact.String(err.Error()) != want {
+		t.Errorf("err = %v, redacted %q, want %q", err, redact.String(fmt.Sprint(err)), want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +76,23 @@ var Columns = [][2]string{
 	{"updated_at", "TIMESTAMPTZ"}, {"closed_at", "TIMESTAMPTZ"}, {"pull_request", "BOOLEAN"},
 }
 
+// maxTries bounds the sends of one page that GitHub fails with a 5xx.
+const maxTries = 4
+
+// ServerError is GitHub failing a page (5xx) every time it was sent: a later attempt may get
+// through.
+type ServerError struct {
+	Repository, Status string
+	Tries              int
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("GitHub %s: %s (after %d tries)", e.Repository, e.Status, e.Tries)
+}
+
+// Retriable is true: GitHub's own failure.
+func (e *ServerError) Retriable() bool { return true }
+
 // RateLimitError is a rate limit longer than a read waits (or than its context allows): a
 // later attempt gets through once it resets.
 type RateLimitError struct {
@@ -102,12 +121,20 @@ func (e *AccessError) Error() string { return e.Msg }
 // Retriable is false: the same request fails again until the spec or the token changes.
 func (e *AccessError) Retriable() bool { return false }
 
+// RepositoryPattern is GitHub's pattern of owner/name: an owner of letters, digits and '-', a
+// name of letters, digits, '.', '_' and '-' that is not all dots. The name goes into the
+// request's path, so "octo/.." would have asked for /repos/issues with the token, and '?', '#'
+// or '%' would have changed the request. schemas/pipeline.cue holds the same pattern.
+const RepositoryPattern = `^[A-Za-z0-9-]+/[A-Za-z0-9._-]*[A-Za-z0-9_-][A-Za-z0-9._-]*$`
+
+var repositoryRE = regexp.MustCompile(RepositoryPattern)
+
 // ParseRepository splits owner/name.
 func ParseRepository(s string) (owner, name string, err error) {
-	owner, name, ok := strings.Cut(s, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", fmt.Errorf("repository %q is not owner/name", s)
+	if !repositoryRE.MatchString(s) {
+		return "", "", fmt.Errorf("repository %q is not owner/name: the owner has letters, digits and '-', the name letters, digits, '.', '_' and '-' (not . or ..)", s)
 	}
+	owner, name, _ = strings.Cut(s, "/")
 	return owner, name, nil
 }
 
@@ -149,10 +176,21 @@ func Read(ctx context.Context, cfg Config, emit func(Issue) error) error {
 	for {
 		var page []*gh.Issue
 		var resp *gh.Response
-		for waits := 0; ; waits++ {
-			page, resp, err = client.Issues.ListByRepo(ctx, owner, name, opts)
+		backoff := 500 * time.Millisecond
+		for waits, tries := 0, 1; ; waits++ {
+			page, resp, err = client.Issues.ListByRepo(ctx, url.PathEscape(owner), url.PathEscape(name), opts)
 			if err == nil {
 				break
+			}
+			if resp != nil && resp.StatusCode >= 500 {
+				if tries == maxTries {
+					return &ServerError{Repository: cfg.Repository, Status: resp.Status, Tries: tries}
+				}
+				if err := sleep(ctx, backoff); err != nil {
+					return fmt.Errorf("GitHub %s: %w", cfg.Repository, err)
+				}
+				tries, backoff = tries+1, backoff*2
+				continue
 			}
 			wait, until, limited := rateLimited(err, resp)
 			if !limited {

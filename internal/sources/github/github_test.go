@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -233,4 +234,52 @@ func TestReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d issues of %s updated in the last week", n, repo)
+}
+
+type countingTransport struct{ n *int }
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	*c.n++
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestReadRefusesBadRepository: a name outside GitHub's pattern is refused before any request,
+// so "octo/.." cannot turn into /repos/issues sent with the token.
+func TestReadRefusesBadRepository(t *testing.T) {
+	srv := githubtest.New()
+	defer srv.Close()
+	for _, repo := range []string{"octo/..", "octo/.", "octo/lake?x=1", "octo/lake#x", "octo/la%2Fke", "oc to/lake", "octo_x/lake"} {
+		n := 0
+		_, err := read(t, github.Config{Repository: repo, BaseURL: srv.URL, Token: "secret",
+			HTTPClient: &http.Client{Transport: countingTransport{&n}}})
+		if err == nil || !strings.Contains(err.Error(), "is not owner/name") {
+			t.Errorf("%s: err = %v, want a refusal", repo, err)
+		}
+		if n != 0 {
+			t.Errorf("%s: %d requests sent, want none", repo, n)
+		}
+	}
+}
+
+// TestServerErrorsRetried: a 500 is sent again (after a wait within the context); one that
+// keeps failing says so in one line, without the URL.
+func TestServerErrorsRetried(t *testing.T) {
+	srv := githubtest.New()
+	defer srv.Close()
+	var waits []time.Duration
+	sleep := func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	srv.Failing = 1
+	iss, err := read(t, github.Config{Repository: "octo/lake", BaseURL: srv.URL, Sleep: sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(iss) == 0 || len(waits) != 1 {
+		t.Errorf("%d issues after %d waits, want the issues after 1", len(iss), len(waits))
+	}
+	srv.Failing = 10
+	_, err = read(t, github.Config{Repository: "octo/lake", BaseURL: srv.URL, Sleep: sleep})
+	var r interface{ Retriable() bool }
+	if err == nil || err.Error() != "GitHub octo/lake: 500 Internal Server Error (after 4 tries)" || !errors.As(err, &r) || !r.Retriable() {
+		t.Errorf("err = %v, want a retriable error after 4 tries", err)
+	}
 }

@@ -44,7 +44,10 @@ type Server struct {
 	Inserts map[string]int
 	Params  map[string][]any
 	Tokens  int
-	jobs    map[string]string
+	// Transient are the statuses the next API requests are answered with, one each, before
+	// they are served (a 429 says Retry-After: 1).
+	Transient []int
+	jobs      map[string]string
 }
 
 const accessToken = "ya29.bqtest-access"
@@ -85,6 +88,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Header.Get("Authorization") != "Bearer "+accessToken {
 		fail(w, 401, "authError", "Request is missing required authentication credential.", 0)
+		return
+	}
+	if len(s.Transient) > 0 {
+		status := s.Transient[0]
+		s.Transient = s.Transient[1:]
+		retry := 0
+		if status == http.StatusTooManyRequests {
+			retry = 1
+		}
+		fail(w, status, "backendError", http.StatusText(status), retry)
 		return
 	}
 	prefix := "/bigquery/v2/projects/" + s.Project + "/"

@@ -35,6 +35,8 @@ type Server struct {
 	RateLimited int
 	Reset       time.Time
 	RetryAfter  time.Duration
+	// Failing is how many of the next requests get a 500.
+	Failing int
 	// Requests are the query strings of the list requests it answered, and Auth their
 	// Authorization headers.
 	Requests []string
@@ -63,6 +65,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	auth := r.Header.Get("Authorization")
 	if auth != "" && (s.Token == "" || auth != "Bearer "+s.Token) {
 		fail(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
+		return
+	}
+	if s.Failing > 0 {
+		s.Failing--
+		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
 	if s.RateLimited > 0 {
