@@ -15,7 +15,10 @@ package bigquery
 import (
 	"bytes"
 	"context"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -177,7 +180,27 @@ func credentials(ctx context.Context, cfg Config) (oauth2.TokenSource, string, e
 	if err != nil {
 		return nil, "", &InputError{Msg: fmt.Sprintf("key file %s is not a usable service-account key (its private_key does not parse)", cfg.KeyFile)}
 	}
+	// The JWT flow parses the key only when it first asks for a token, after the job was
+	// sent for; a key that cannot sign is the key file's error, said before anything is sent.
+	if !isRSAKey(jwt.PrivateKey) {
+		return nil, "", &InputError{Msg: fmt.Sprintf("key file %s: private_key is not a valid PEM RSA key: take a new key from the service account's keys", cfg.KeyFile)}
+	}
 	return jwt.TokenSource(ctx), key.ProjectID, nil
+}
+
+// isRSAKey reports whether pemKey is an RSA private key in PEM, PKCS#8 or PKCS#1, as
+// service-account keys are.
+func isRSAKey(pemKey []byte) bool {
+	block, _ := pem.Decode(pemKey)
+	if block == nil {
+		return false
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(block.Bytes); err == nil {
+		_, ok := k.(*rsa.PrivateKey)
+		return ok
+	}
+	_, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+	return err == nil
 }
 
 // Read runs the query and calls emit with each row, as JSON values the columns' types read.

@@ -129,6 +129,13 @@ func TestReadErrors(t *testing.T) {
 			b, _ := json.Marshal(k)
 			os.WriteFile(cfg.KeyFile, b, 0o600)
 		}, "has no project_id: the query job runs in the key's project", false},
+		{"private key corrupt", orders, func(srv *bqtest.Server, cfg *bigquery.Config) {
+			var k map[string]any
+			json.Unmarshal(srv.KeyJSON(), &k)
+			k["private_key"] = "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n"
+			b, _ := json.Marshal(k)
+			os.WriteFile(cfg.KeyFile, b, 0o600)
+		}, "private_key is not a valid PEM RSA key: take a new key from the service account's keys", false},
 		{"query file missing", orders, func(_ *bqtest.Server, cfg *bigquery.Config) { cfg.QueryFile += ".gone" },
 			`query.json.gone does not exist: it holds {"query": "SELECT ..."}`, false},
 		{"no query", orders, func(_ *bqtest.Server, cfg *bigquery.Config) {
