@@ -226,9 +226,9 @@ func Read(ctx context.Context, cfg Config, cols func([]Column) error, emit func(
 	if err != nil {
 		return err
 	}
-	token, first := "", true
+	token, first, idle := "", true, pollFirst
 	for {
-		q := url.Values{"formatOptions.useInt64Timestamp": {"true"}, "timeoutMs": {"10000"}}
+		q := url.Values{"formatOptions.useInt64Timestamp": {"true"}, "timeoutMs": {strconv.Itoa(int(pollTimeout.Milliseconds()))}}
 		if loc != "" {
 			q.Set("location", loc)
 		}
@@ -247,11 +247,21 @@ func Read(ctx context.Context, cfg Config, cols func([]Column) error, emit func(
 			PageToken string               `json:"pageToken"`
 			Errors    []apiReason          `json:"errors"`
 		}
+		asked := time.Now()
 		if err := c.do(ctx, http.MethodGet, "projects/"+url.PathEscape(project)+"/queries/"+url.PathEscape(cfg.JobID)+"?"+q.Encode(), nil, &page); err != nil {
 			return err
 		}
 		if !page.JobComplete {
-			continue // getQueryResults waited timeoutMs; ask again
+			// getQueryResults holds the request until the job completes or timeoutMs passes;
+			// a server that answers "not yet" sooner (an emulator, a proxy) is asked again
+			// after a doubling pause, not in a tight loop.
+			if time.Since(asked) < pollTimeout/2 {
+				if err := pause(ctx, idle); err != nil {
+					return fmt.Errorf("BigQuery job %s still running: %w", cfg.JobID, err)
+				}
+				idle = min(2*idle, pollMax)
+			}
+			continue
 		}
 		if first {
 			first = false
@@ -372,13 +382,30 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 		}
 		d := max(wait, be.RetryAfter)
 		wait *= 2
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("BigQuery %s: %w", strings.SplitN(path, "?", 2)[0], ctx.Err())
-		case <-t.C:
+		if err := pause(ctx, d); err != nil {
+			return fmt.Errorf("BigQuery %s: %w", strings.SplitN(path, "?", 2)[0], err)
 		}
+	}
+}
+
+// pollTimeout is how long one getQueryResults may wait for the job; pollFirst and pollMax
+// bound the pause before asking again when the server answered "not yet" well before that.
+const (
+	pollTimeout = 10 * time.Second
+	pollFirst   = 100 * time.Millisecond
+	pollMax     = 2 * time.Second
+)
+
+// pause waits d, or less if ctx ends first (its error); a variable so a test can record the
+// waits instead of sleeping them.
+var pause = func(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

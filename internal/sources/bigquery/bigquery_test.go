@@ -305,3 +305,42 @@ func TestNoCredentialsMessage(t *testing.T) {
 		t.Errorf("err = %v, redacted %q, want %q", err, redact.String(fmt.Sprint(err)), want)
 	}
 }
+
+// TestPendingJobPolledWithPauses: a server that answers getQueryResults at once with
+// jobComplete false (an emulator, a proxy that does not hold the request) is asked again after
+// a doubling pause capped at two seconds, not in a tight loop, and the rows come when the job
+// completes; the run's context ends the polling with an error that names the job.
+func TestPendingJobPolledWithPauses(t *testing.T) {
+	srv, cfg := setup(t, orders)
+	res := srv.Results[orders]
+	res.Pending = 7
+	srv.Results[orders] = res
+	var waits []string
+	defer bigquery.SetPause(func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d.String())
+		return nil
+	})()
+	_, rows, err := read(cfg)
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("read %d rows, %v; want 3", len(rows), err)
+	}
+	if got, want := strings.Join(waits, " "), "100ms 200ms 400ms 800ms 1.6s 2s 2s"; got != want {
+		t.Errorf("pauses %s, want %s", got, want)
+	}
+
+	res.Pending = 1 << 30
+	srv.Results[orders] = res
+	cfg.JobID = bigquery.JobID("run-3", 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	polls := 0
+	bigquery.SetPause(func(ctx context.Context, _ time.Duration) error {
+		if polls++; polls == 3 {
+			cancel()
+		}
+		return ctx.Err()
+	})
+	err = bigquery.Read(ctx, cfg, func([]bigquery.Column) error { return nil }, func(map[string]any) error { return nil })
+	if want := "BigQuery job " + cfg.JobID + " still running: context canceled"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}

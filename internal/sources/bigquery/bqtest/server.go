@@ -30,6 +30,9 @@ type Result struct {
 	Message    string
 	FailLater  bool
 	RetryAfter int
+	// Pending is how many getQueryResults calls are answered at once with jobComplete false
+	// before the job completes, as an emulator or a proxy that does not hold the request does.
+	Pending int
 }
 
 // Server is a running fake; change its fields under Lock.
@@ -146,6 +149,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		res := s.Results[q]
+		if res.Pending > 0 {
+			res.Pending--
+			s.Results[q] = res
+			json.NewEncoder(w).Encode(map[string]any{"kind": "bigquery#getQueryResultsResponse", "jobComplete": false,
+				"jobReference": map[string]string{"projectId": s.Project, "jobId": id, "location": "US"}})
+			return
+		}
 		if res.FailLater {
 			fail(w, res.Status, res.Reason, res.Message, 0)
 			return
