@@ -5,6 +5,7 @@
 package github
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,11 +99,18 @@ func (e *ServerError) Retriable() bool { return true }
 type RateLimitError struct {
 	Repository string
 	Until      time.Time
+	// TokenVar names the variable a token is read from; Anonymous is a read without one,
+	// whose limit (60 an hour) a token raises.
+	TokenVar  string
+	Anonymous bool
 }
 
 func (e *RateLimitError) Error() string {
-	return fmt.Sprintf("GitHub rate limit reached reading the issues of %s; retry after %s (or set a token with a higher limit)",
-		e.Repository, e.Until.UTC().Format(time.RFC3339))
+	msg := fmt.Sprintf("GitHub rate limit reached reading the issues of %s; retry after %s", e.Repository, e.Until.UTC().Format(time.RFC3339))
+	if e.Anonymous {
+		msg += fmt.Sprintf(" (or set a token in %s: anonymous reads have 60 requests an hour, a token 5,000)", cmp.Or(e.TokenVar, "GITHUB_TOKEN"))
+	}
+	return msg
 }
 
 // Retriable is true: the same read succeeds once the limit resets.
@@ -197,10 +205,10 @@ func Read(ctx context.Context, cfg Config, emit func(Issue) error) error {
 				return cfg.explain(err, resp)
 			}
 			if dl, ok := ctx.Deadline(); wait > MaxWait || (ok && dl.Before(until)) || waits == maxWaits {
-				return &RateLimitError{Repository: cfg.Repository, Until: until}
+				return &RateLimitError{Repository: cfg.Repository, Until: until, TokenVar: cfg.TokenVar, Anonymous: cfg.Token == ""}
 			}
 			if err := sleep(ctx, wait); err != nil {
-				return &RateLimitError{Repository: cfg.Repository, Until: until}
+				return &RateLimitError{Repository: cfg.Repository, Until: until, TokenVar: cfg.TokenVar, Anonymous: cfg.Token == ""}
 			}
 		}
 		for _, is := range page {

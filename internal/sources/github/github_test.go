@@ -199,9 +199,16 @@ func TestRateLimitLongWait(t *testing.T) {
 		t.Fatalf("error %v, want a retriable RateLimitError", err)
 	}
 	want := "GitHub rate limit reached reading the issues of octo/lake; retry after " + reset.Add(time.Second).UTC().Format(time.RFC3339)
-	if !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("error %q, want %q", err, want)
+	if got := err.Error(); got != want+" (or set a token in GITHUB_TOKEN: anonymous reads have 60 requests an hour, a token 5,000)" {
+		t.Errorf("error %q, want %q and the advice to set a token", got, want)
 	}
+	// With a token set, the message does not offer one.
+	srv.Token = "ghp_test"
+	_, err = read(t, github.Config{Repository: "octo/lake", BaseURL: srv.URL, Sleep: sleep, Token: "ghp_test", TokenVar: "LAKE_TOKEN"})
+	if err == nil || err.Error() != want {
+		t.Errorf("with a token: error %v, want %q", err, want)
+	}
+	srv.RateLimited, srv.Token = 10, ""
 
 	srv.RateLimited, srv.Reset, srv.RetryAfter = 10, time.Time{}, 30*time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
