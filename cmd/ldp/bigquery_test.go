@@ -70,6 +70,24 @@ func TestBigQueryIntoIceberg(t *testing.T) {
 	if out := ldp(1, "validate", "csv_engine.json"); !strings.Contains(out, "metadata.source.engine: engine BIGQUERY runs the query of a query file: its format is JSON, not CSV") {
 		t.Errorf("a CSV source with engine BIGQUERY validates as:\n%s", out)
 	}
+	// The query file is checked by validate, as a run reads it (the key file is not: a secret
+	// is mounted where the run happens, not beside the spec CI validates).
+	l.write(t, "lost.json", `{"identifier": "lost", "metadata": {"source": {"format": "JSON", "engine": "bigquery", "path": "sql/lost.json", "credentials": {"path": "absent-key.json"}},
+		"target": {"name": "lost", "format": "ICEBERG", "catalog": {"identifier": "bq"}}}}`)
+	l.write(t, "noquery.json", `{"identifier": "noquery", "metadata": {"source": {"format": "JSON", "engine": "BIGQUERY", "path": "key.json"},
+		"target": {"name": "noquery", "format": "ICEBERG", "catalog": {"identifier": "bq"}}}}`)
+	out := ldp(1, "validate", "lost.json", "noquery.json")
+	for _, want := range []string{
+		`lost.json:1:89: metadata.source.path: query file sql/lost.json does not exist: it holds {"query": "SELECT ..."}`,
+		`noquery.json:1:92: metadata.source.path: query file key.json has no "query": it holds {"query": "SELECT ..."}`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate says:\n%s\nwant a line with\n%s", out, want)
+		}
+	}
+	if strings.Contains(out, "absent-key") {
+		t.Errorf("validate checked the key file, a secret mounted where the run happens:\n%s", out)
+	}
 	ldp(0, "run", "orders.json", "--window", "2026-03-02/2026-03-03")
 	got := ldp(0, "query", "orders.json", "SELECT id, amount, strftime(ordered_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%f') AS at, local, "+
 		"array_to_string(tags, '|') AS tags, ship.city AS city, typeof(amount) AS ta, typeof(ordered_at) AS tt, typeof(local) AS tl, typeof(tags) AS tg, typeof(ship) AS ts FROM orders ORDER BY id", "-o", "csv")

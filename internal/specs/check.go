@@ -167,6 +167,7 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 	}
 	if r.Kind != "" {
 		res.Problems = append(res.Problems, sqlProblems(path, &r)...)
+		res.Problems = append(res.Problems, sourceProblems(path, &r)...)
 	}
 	res.Problems = schemas.SortProblems(res.Problems)
 	return res, &r
