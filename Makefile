@@ -46,7 +46,7 @@ test-k8s: ## Run the Kubernetes tier: ldp controller on a real kube-apiserver an
 demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 	./$(BIN) demo --workdir ldp-demo
 
-bench: build ## Measure ldp against its references and write docs/benchmarks.md (about 45 min, on a quiet machine)
+bench: build ## Measure ldp against its references and write docs/benchmarks.md (about 35 min, on a quiet machine)
 	$(GO) build -o bin/ldp-bench ./hack/bench
 	./bin/ldp-bench -ldp $(BIN) -out docs/benchmarks.md -save bin/bench.figures
 	$(GO) test -run '^$$' -bench . -benchtime 20x -timeout 30m ./internal/lake ./schemas
