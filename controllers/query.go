@@ -16,7 +16,9 @@ import (
 
 // Query runs DuckDB SQL with the tables of the spec at path registered under their names: a
 // Pipeline's target (an Iceberg table as of snapshot, or its current one) and an export's
-// Iceberg source; a Workflow's every Iceberg table. It returns the columns and the rows.
+// Iceberg source; a Workflow's every Iceberg table. It returns the columns and the rows, each
+// value nil for NULL or a value whose String is DuckDB's rendering and whose MarshalJSON is
+// its JSON (nested values as objects and arrays).
 func Query(ctx context.Context, path, sql string, snapshot int64) ([]string, [][]any, error) {
 	obj, err := specs.Load(path)
 	if err != nil {
@@ -44,7 +46,7 @@ func Query(ctx context.Context, path, sql string, snapshot int64) ([]string, [][
 	default:
 		return nil, nil, fmt.Errorf("%s is neither a Pipeline nor a Workflow", path)
 	}
-	cols, rows, err := db.Rows(ctx, sql)
+	cols, rows, err := db.Print(ctx, sql)
 	if err != nil {
 		return nil, nil, unknownTable(ctx, db, path, err)
 	}

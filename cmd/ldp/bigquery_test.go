@@ -94,10 +94,18 @@ func TestBigQueryIntoIceberg(t *testing.T) {
 	want := `id,amount,at,local,tags,city,ta,tt,tl,tg,ts
 1,10.500000001,2026-03-02T00:00:00.000000,2026-03-02 01:00:00,a|b,Paris,"DECIMAL(38,9)",TIMESTAMP WITH TIME ZONE,TIMESTAMP,VARCHAR[],STRUCT(city VARCHAR)
 2,,2026-03-02T01:00:00.123456,,,,"DECIMAL(38,9)",TIMESTAMP WITH TIME ZONE,TIMESTAMP,VARCHAR[],STRUCT(city VARCHAR)
-3,-0.5,2026-03-02T23:59:59.000000,2026-03-02 23:59:59,c,,"DECIMAL(38,9)",TIMESTAMP WITH TIME ZONE,TIMESTAMP,VARCHAR[],STRUCT(city VARCHAR)
+3,-0.500000000,2026-03-02T23:59:59.000000,2026-03-02 23:59:59,c,,"DECIMAL(38,9)",TIMESTAMP WITH TIME ZONE,TIMESTAMP,VARCHAR[],STRUCT(city VARCHAR)
 `
 	if got != want {
 		t.Errorf("the table:\n%s\nwant:\n%s", got, want)
+	}
+	// A STRUCT and a list read as DuckDB prints them, the fields in their declared order, and
+	// as JSON objects and arrays (they printed as Go's map[a:Paris z:1] and [a b]).
+	if got, want := ldp(0, "query", "orders.json", "SELECT ship, tags, {'z': id, 'a': ship.city} AS o FROM orders WHERE id = 1"), "ship             tags    o\n{'city': Paris}  [a, b]  {'z': 1, 'a': Paris}\n(1 row)\n"; got != want {
+		t.Errorf("a struct and a list print as:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := ldp(0, "query", "orders.json", "SELECT ship, tags, {'z': id, 'a': ship.city} AS o FROM orders WHERE id = 1", "-o", "json"), "[\n  {\"ship\": {\"city\":\"Paris\"}, \"tags\": [\"a\",\"b\"], \"o\": {\"z\":1,\"a\":\"Paris\"}}\n]\n"; got != want {
+		t.Errorf("a struct and a list in JSON:\n%s\nwant:\n%s", got, want)
 	}
 	ldp(0, "run", "orders_csv.json", "--window", "2026-03-02/2026-03-03")
 	csv, _ := os.ReadFile(filepath.Join(l.dir, "out", "orders.csv"))

@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
-	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -123,38 +119,18 @@ func writeRows(w io.Writer, cols []string, all [][]any, format string) error {
 	return nil
 }
 
-func formatValue(v any) string {
-	switch t := v.(type) {
-	case time.Time:
-		if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
-			return t.UTC().Format("2006-01-02")
-		}
-		if t.Nanosecond() != 0 {
-			return t.UTC().Format("2006-01-02 15:04:05.999999")
-		}
-		return t.UTC().Format("2006-01-02 15:04:05")
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case float32:
-		return strconv.FormatFloat(float64(t), 'f', -1, 32)
-	case []byte:
-		return hex.EncodeToString(t)
-	case *big.Int:
-		return t.String()
-	}
-	return fmt.Sprint(v)
-}
+// formatValue is a value's text: the controller's values render themselves as DuckDB does.
+func formatValue(v any) string { return fmt.Sprint(v) }
 
+// jsonValue is a value's JSON: numbers and booleans as JSON's, nested values as objects and
+// arrays, the rest as strings.
 func jsonValue(v any) string {
-	switch t := v.(type) {
-	case nil:
+	if v == nil {
 		return "null"
-	case bool, int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
-		b, _ := json.Marshal(t)
-		return string(b)
-	case *big.Int:
-		return t.String()
 	}
-	b, _ := json.Marshal(formatValue(v))
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(fmt.Sprint(v))
+	}
 	return string(b)
 }
