@@ -277,29 +277,7 @@ func (d *DB) QueryRow(ctx context.Context, query string, dest ...any) error {
 // Rows runs a query and returns its column names and every row, each value as the driver
 // scans it into an interface (nil for NULL). For results small enough to print.
 func (d *DB) Rows(ctx context.Context, query string) ([]string, [][]any, error) {
-	d.forget() // a user's SQL may be any statement
-	rows, err := d.Query(ctx, query)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, nil, err
-	}
-	var all [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, nil, err
-		}
-		all = append(all, vals)
-	}
-	return cols, all, rows.Err()
+	return d.all(ctx, query, false)
 }
 
 // Count returns the number of rows of a relation.

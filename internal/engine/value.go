@@ -28,6 +28,11 @@ type Value struct {
 // Print runs a query and returns its column names and every row, each value a Value (nil for
 // NULL). For results small enough to print.
 func (d *DB) Print(ctx context.Context, query string) ([]string, [][]any, error) {
+	return d.all(ctx, query, true)
+}
+
+// all runs a query and reads every row, each value wrapped in a Value when printable says so.
+func (d *DB) all(ctx context.Context, query string, printable bool) ([]string, [][]any, error) {
 	d.forget() // a user's SQL may be any statement
 	rows, err := d.Query(ctx, query)
 	if err != nil {
@@ -54,7 +59,7 @@ func (d *DB) Print(ctx context.Context, query string) ([]string, [][]any, error)
 			return nil, nil, err
 		}
 		for i, v := range vals {
-			if v != nil {
+			if printable && v != nil {
 				vals[i] = Value{v: v, t: types[i]}
 			}
 		}
