@@ -1029,6 +1029,11 @@ func writeIceberg(ctx context.Context, r *run) error {
 		return nil
 	}
 	wo.SnapshotProps[lake.SpecHashProp] = r.res.SpecHash
+	if q := r.res.Quality; q != nil && !q.Passed() {
+		// Published under on_failure "warn": the verdict travels with the window, so a
+		// promote of its environment can refuse it (lake.Promote).
+		wo.SnapshotProps[lake.ChecksProp] = lake.ChecksFailed
+	}
 	wo.SnapshotProps[lake.WindowProp] = r.opts.Window.String()
 	for name, id := range r.inputs {
 		wo.SnapshotProps[lake.SourcePropStem+name] = strconv.FormatInt(id, 10)
