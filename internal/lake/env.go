@@ -544,7 +544,9 @@ type PromoteOptions struct {
 	Rebase bool
 	// Force promotes windows whose checks failed.
 	Force bool
-	Now   func() time.Time
+	// DryRun checks and reports what the promote would do, and commits nothing.
+	DryRun bool
+	Now    func() time.Time
 	// Hook is called at "committing", just before the promote's catalog commit, so a test can
 	// kill a real process there. Nil in production.
 	Hook func(point string)
@@ -687,7 +689,7 @@ func (c *Catalog) Promote(ctx context.Context, ref Ref, env string, o PromoteOpt
 		if ff {
 			staged := slices.Clone(l.own)
 			slices.Reverse(staged)
-			index, err := c.nextIndex(ctx, tbl, staged)
+			index, err := c.promoteIndex(ctx, tbl, staged, o)
 			if err != nil {
 				return nil, err
 			}
@@ -708,7 +710,7 @@ func (c *Catalog) Promote(ctx context.Context, ref Ref, env string, o PromoteOpt
 			if err != nil {
 				return nil, err
 			}
-			index, err := c.nextIndex(ctx, tbl, snaps)
+			index, err := c.promoteIndex(ctx, tbl, snaps, o)
 			if err != nil {
 				return nil, err
 			}
@@ -721,6 +723,13 @@ func (c *Catalog) Promote(ctx context.Context, ref Ref, env string, o PromoteOpt
 			updates = append(slices.Clone(adds), table.NewSetSnapshotRefUpdate(table.MainBranch, newHead, table.BranchRef, 0, 0, 0))
 			updates = append(updates, index...)
 			res.Action = PromoteRebase
+		}
+		if o.DryRun {
+			res.To = newHead
+			for _, s := range pending {
+				res.Windows = append(res.Windows, envWindow(s))
+			}
+			return res, nil
 		}
 		o.Hook("committing")
 		err = c.commit(ctx, ref, reqs, updates)
@@ -740,6 +749,15 @@ func (c *Catalog) Promote(ctx context.Context, ref Ref, env string, o PromoteOpt
 			return nil, &ConflictError{Ref: ref, Err: fmt.Errorf("promote environment %s: main kept moving: gave up after %d tries", env, try)}
 		}
 	}
+}
+
+// promoteIndex is nextIndex for a promote's new head of main, nothing for a dry run (which
+// must write no file).
+func (c *Catalog) promoteIndex(ctx context.Context, tbl *table.Table, staged []*table.Snapshot, o PromoteOptions) ([]table.Update, error) {
+	if o.DryRun {
+		return nil, nil
+	}
+	return c.nextIndex(ctx, tbl, staged)
 }
 
 // mainMoved says what main published since the fork.
