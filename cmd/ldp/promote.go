@@ -63,6 +63,7 @@ func (o *promoteOptions) Validate(cmd *cobra.Command, args []string) error {
 }
 
 func (o *promoteOptions) Run(ctx context.Context, s *streams) error {
+	o.opts.Hook = faultHook(s.Getenv)
 	res, err := controllers.Promote(ctx, o.paths, o.name, o.opts)
 	if err != nil {
 		return err

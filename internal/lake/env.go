@@ -547,8 +547,8 @@ type PromoteOptions struct {
 	// DryRun checks and reports what the promote would do, and commits nothing.
 	DryRun bool
 	Now    func() time.Time
-	// Hook is called at "committing", just before the promote's catalog commit, so a test can
-	// kill a real process there. Nil in production.
+	// Hook is called at "committing", just before a table's promote commit, and "promoted",
+	// just after it landed, so a test can kill a real process there. Nil in production.
 	Hook func(point string)
 }
 
@@ -734,6 +734,7 @@ func (c *Catalog) Promote(ctx context.Context, ref Ref, env string, o PromoteOpt
 		o.Hook("committing")
 		err = c.commit(ctx, ref, reqs, updates)
 		if err == nil {
+			o.Hook("promoted")
 			res.To = newHead
 			res.Windows = res.Windows[:0]
 			for _, s := range pending {
