@@ -166,6 +166,25 @@ func EnvKeys(ctx context.Context, tbl *table.Table, env string, now time.Time) (
 	if head == nil {
 		return nil, nil
 	}
+	// A run asks for its window's key and each replace key on the same metadata: the keys of
+	// one metadata file and environment are built once (a copy of main's keys each time
+	// otherwise).
+	cacheKey := tbl.MetadataLocation() + "\x00" + env
+	if keys, ok := envKeyCache.get(cacheKey); ok {
+		return keys, nil
+	}
+	keys, err := envKeys(ctx, tbl, env, head, now)
+	if err == nil {
+		envKeyCache.put(cacheKey, keys)
+	}
+	return keys, err
+}
+
+// envKeyCache holds EnvKeys of the last few metadata files and environments. A metadata file
+// never changes, so neither do its keys; callers must not modify the map.
+var envKeyCache = &recent[map[string]KeyEntry]{size: 4}
+
+func envKeys(ctx context.Context, tbl *table.Table, env string, head *table.Snapshot, now time.Time) (map[string]KeyEntry, error) {
 	l := lineOf(tbl, env, head)
 	out := map[string]KeyEntry{}
 	if l.meet != nil {
@@ -652,7 +671,10 @@ func (c *Catalog) Promote(ctx context.Context, ref Ref, env string, o PromoteOpt
 		var pending, skipped []*table.Snapshot
 		for i := len(l.own) - 1; i >= 0; i-- {
 			s := l.own[i]
-			key := s.Summary.Properties[KeyProp]
+			var key string
+			if s.Summary != nil {
+				key = s.Summary.Properties[KeyProp]
+			}
 			if key != "" {
 				found, err := FindKey(tbl, key, o.Now())
 				if err != nil {
