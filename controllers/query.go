@@ -20,6 +20,20 @@ import (
 // value nil for NULL or a value whose String is DuckDB's rendering and whose MarshalJSON is
 // its JSON (nested values as objects and arrays).
 func Query(ctx context.Context, path, sql string, snapshot int64) ([]string, [][]any, error) {
+	return EnvQuery(ctx, path, sql, snapshot, "")
+}
+
+// EnvQuery is Query with every Iceberg table read from environment env's branch where env has
+// written it, and from main where it has not (env "" is main everywhere).
+func EnvQuery(ctx context.Context, path, sql string, snapshot int64, env string) ([]string, [][]any, error) {
+	if env != "" {
+		if err := lake.CheckEnvName(env); err != nil {
+			return nil, nil, err
+		}
+		if snapshot != 0 {
+			return nil, nil, fmt.Errorf("--snapshot names one snapshot of the table, whatever its branch: leave out --env %s", env)
+		}
+	}
 	obj, err := specs.Load(path)
 	if err != nil {
 		return nil, nil, err
@@ -31,15 +45,15 @@ func Query(ctx context.Context, path, sql string, snapshot int64) ([]string, [][
 	defer db.Close()
 	switch o := obj.(type) {
 	case *v1.Workflow:
-		if err := registerWorkflow(ctx, db, path, snapshot); err != nil {
+		if err := registerWorkflow(ctx, db, path, snapshot, env); err != nil {
 			return nil, nil, err
 		}
 	case *v1.Pipeline:
-		if err := registerTarget(ctx, db, o, snapshot); err != nil {
+		if err := registerTarget(ctx, db, o, snapshot, env); err != nil {
 			return nil, nil, err
 		}
 		if o.Metadata.Source.Format == v1.FormatIceberg {
-			if err := registerIceberg(ctx, db, o.Metadata.Source.Name, o.Metadata.Source.Catalog, lake.RefOfSource(o.Metadata.Source), o.BaseDir, o.Metadata.Source.SnapshotID); err != nil {
+			if err := registerIceberg(ctx, db, o.Metadata.Source.Name, o.Metadata.Source.Catalog, lake.RefOfSource(o.Metadata.Source), o.BaseDir, o.Metadata.Source.SnapshotID, env); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -79,7 +93,7 @@ func unknownTable(ctx context.Context, db *engine.DB, path string, err error) er
 
 // registerWorkflow registers the Iceberg table of each task of a workflow (loads and SQL
 // models) under its target name; a table nothing has written yet is left out.
-func registerWorkflow(ctx context.Context, db *engine.DB, path string, snapshot int64) error {
+func registerWorkflow(ctx context.Context, db *engine.DB, path string, snapshot int64, env string) error {
 	if snapshot != 0 {
 		return fmt.Errorf("--snapshot reads one table; name its dataset config rather than the workflow")
 	}
@@ -94,7 +108,7 @@ func registerWorkflow(ctx context.Context, db *engine.DB, path string, snapshot 
 			continue
 		}
 		seen[p.Metadata.Target.Name] = true
-		err := registerIceberg(ctx, db, p.Metadata.Target.Name, p.Metadata.Target.Catalog, lake.RefOf(p.Metadata.Target), p.BaseDir, 0)
+		err := registerIceberg(ctx, db, p.Metadata.Target.Name, p.Metadata.Target.Catalog, lake.RefOf(p.Metadata.Target), p.BaseDir, 0, env)
 		var nf *lake.NotFoundError
 		if err != nil && !errors.As(err, &nf) {
 			return err
@@ -103,10 +117,10 @@ func registerWorkflow(ctx context.Context, db *engine.DB, path string, snapshot 
 	return nil
 }
 
-func registerTarget(ctx context.Context, db *engine.DB, p *v1.Pipeline, snapshot int64) error {
+func registerTarget(ctx context.Context, db *engine.DB, p *v1.Pipeline, snapshot int64, env string) error {
 	t := p.Metadata.Target
 	if p.IsIceberg() {
-		return registerIceberg(ctx, db, t.Name, t.Catalog, lake.RefOf(t), p.BaseDir, snapshot)
+		return registerIceberg(ctx, db, t.Name, t.Catalog, lake.RefOf(t), p.BaseDir, snapshot, env)
 	}
 	if snapshot != 0 {
 		return fmt.Errorf("--snapshot applies to ICEBERG targets; %s is a %s file", t.Path, t.Format)
@@ -122,7 +136,9 @@ func registerTarget(ctx context.Context, db *engine.DB, p *v1.Pipeline, snapshot
 	return db.Exec(ctx, fmt.Sprintf("CREATE TEMP VIEW %s AS SELECT * FROM %s", engine.Ident(t.Name), src))
 }
 
-func registerIceberg(ctx context.Context, db *engine.DB, view string, c *v1.Catalog, ref lake.Ref, base string, snapshot int64) error {
+// registerIceberg registers table ref as view: as of snapshot, or else environment env's head
+// where env has written the table, or else main's.
+func registerIceberg(ctx context.Context, db *engine.DB, view string, c *v1.Catalog, ref lake.Ref, base string, snapshot int64, env string) error {
 	cat, err := lake.OpenReadOnly(ctx, c, base)
 	if err != nil {
 		return err
@@ -131,6 +147,11 @@ func registerIceberg(ctx context.Context, db *engine.DB, view string, c *v1.Cata
 	tbl, err := cat.Load(ctx, ref)
 	if err != nil {
 		return err
+	}
+	if snapshot == 0 {
+		if tbl, _, err = lake.OnEnv(tbl, env); err != nil {
+			return err
+		}
 	}
 	return lake.RegisterView(ctx, db, view, tbl, snapshot)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -68,13 +69,33 @@ type Commit struct {
 // Commits lists the keyed publishes on main of the spec's table whose key starts with prefix,
 // oldest first: each key appears at most once.
 func Commits(ctx context.Context, path, prefix string) ([]Commit, error) {
+	return EnvCommits(ctx, path, prefix, "")
+}
+
+// EnvCommits is Commits on environment env's branch (main's publishes up to the fork and the
+// environment's own); env "", or an environment that has not written the table, is main.
+func EnvCommits(ctx context.Context, path, prefix, env string) ([]Commit, error) {
+	if env != "" {
+		if err := lake.CheckEnvName(env); err != nil {
+			return nil, err
+		}
+	}
 	_, tbl, err := targetTable(ctx, path, "commits")
 	if err != nil {
 		return nil, err
 	}
+	chain, keysOf := tbl, lake.KeysOnMain
+	if view, ok, err := lake.OnEnv(tbl, env); err != nil {
+		return nil, err
+	} else if ok {
+		chain = view
+		keysOf = func(ctx context.Context, _ *table.Table) (map[string]lake.KeyEntry, error) {
+			return lake.EnvKeys(ctx, tbl, env, time.Now())
+		}
+	}
 	rows := []Commit{}
 	seen := map[string]bool{}
-	for _, sn := range lake.Ancestry(tbl) {
+	for _, sn := range lake.Ancestry(chain) {
 		props := sn.Summary.Properties
 		if k := props[lake.KeyProp]; k != "" && strings.HasPrefix(k, prefix) {
 			seen[k] = true
@@ -84,7 +105,7 @@ func Commits(ctx context.Context, path, prefix string) ([]Commit, error) {
 	}
 	slices.Reverse(rows)
 	// Publishes whose snapshots expired are in the key index: what it recorded of them.
-	all, err := lake.KeysOnMain(ctx, tbl)
+	all, err := keysOf(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}

@@ -53,11 +53,13 @@ type PipelineRun struct {
 	Version string
 	// Hook is the publish's test seam (LDP_FAULT).
 	Hook func(string)
+	// Env publishes into that environment and reads its inputs from it (pipeline.Options.Env).
+	Env string
 }
 
 // RunPipeline runs p once, with its sinks: published exactly once with a window or a run id.
 func RunPipeline(ctx context.Context, p *v1.Pipeline, o PipelineRun) (*PipelineResult, error) {
-	opts := pipeline.Options{Mode: o.Mode, Window: o.Window, Log: o.Log, RunID: o.RunID, Attempt: o.Attempt, Key: o.Key, Hook: o.Hook,
+	opts := pipeline.Options{Mode: o.Mode, Window: o.Window, Log: o.Log, RunID: o.RunID, Attempt: o.Attempt, Key: o.Key, Hook: o.Hook, Env: o.Env,
 		LockTimeout: o.LockTimeout, Sinks: SinksFor(p, o.Version, o.Getenv), Version: o.Version,
 		Warn: func(m string) { fmt.Fprintln(o.Log, "warning: "+m) }}
 	return pipeline.Run(ctx, p, opts)

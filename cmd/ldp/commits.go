@@ -17,16 +17,20 @@ type commitRow = controllers.Commit
 type commitsOptions struct {
 	args []string
 	key  string
+	env  string
 	out  output
 }
 
 func (o *commitsOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
+	if err := validEnv(cmd, o.env); err != nil {
+		return err
+	}
 	return o.out.validate(cmd)
 }
 
 func (o *commitsOptions) Run(ctx context.Context, s *streams) error {
-	rows, err := controllers.Commits(ctx, o.args[0], o.key)
+	rows, err := controllers.EnvCommits(ctx, o.args[0], o.key, o.env)
 	if err != nil {
 		return err
 	}
@@ -64,11 +68,13 @@ attempt that published it, its logical window and the rows it added. Each key ap
 most once: that is the exactly-once guarantee, and this is where to check it.`,
 		Example: `  ldp commits orders.json
   ldp commits orders.json --key b1ceeb08
-  ldp commits orders.json -o csv > commits.csv`,
+  ldp commits orders.json -o csv > commits.csv
+  ldp commits orders.json --env dev`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp commits orders.json"),
 		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.key, "key", "", "only the publish whose key starts with this")
+	addEnvFlag(cmd, &o.env, "list the publishes on this environment's branch (main's up to the fork, then the environment's) instead of main")
 	addOutput(cmd, &o.out, true)
 	return cmd
 }

@@ -18,6 +18,7 @@ type queryOptions struct {
 	spec, sql string
 	out       output
 	snapshot  int64
+	env       string
 	s         *streams
 }
 
@@ -29,27 +30,34 @@ func newQueryCmd(s *streams) *cobra.Command {
 		Long: `Run a DuckDB SQL query with the Pipeline's target registered under its target name
 (an Iceberg table as the Parquet files of its current snapshot, or of --snapshot for time
 travel), and the source of an export Pipeline under its source name. Given a Workflow, every
-Iceberg table its tasks write (loads and SQL models) is registered under its name.`,
+Iceberg table its tasks write (loads and SQL models) is registered under its name. With --env
+NAME each table is read from environment NAME's branch where it has written the table, and
+from main where it has not.`,
 		Example: `  ldp query config/samples/nyc_taxi.json "SELECT city, count(*) FROM rides GROUP BY city"
   ldp query orders.json "SELECT * FROM orders LIMIT 5" --output csv
   ldp query orders.json "SELECT count(*) FROM orders" --snapshot 4484537308588128261
-  ldp query workflow.json "SELECT * FROM revenue_by_country ORDER BY day"`,
+  ldp query workflow.json "SELECT * FROM revenue_by_country ORDER BY day"
+  ldp query orders.json "SELECT count(*) FROM orders" --env dev`,
 		Args: exactArgs(2, `name the spec and the SQL, for example: ldp query orders.json "SELECT count(*) FROM orders"`),
 		RunE: runVerb(o, s),
 	}
 	addOutput(cmd, &o.out, true)
 	cmd.Flags().Int64Var(&o.snapshot, "snapshot", 0, "read the target table as of this snapshot id (see ldp snapshots)")
+	addEnvFlag(cmd, &o.env, "read each table from this environment's branch where it has written it, from main elsewhere")
 	return cmd
 }
 
 func (o *queryOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.spec, o.sql = args[0], args[1]
+	if err := validEnv(cmd, o.env); err != nil {
+		return err
+	}
 	return o.out.validate(cmd)
 }
 
 func (o *queryOptions) Run(ctx context.Context, s *streams) error {
 	o.s = s
-	cols, rows, err := controllers.Query(ctx, o.spec, o.sql, o.snapshot)
+	cols, rows, err := controllers.EnvQuery(ctx, o.spec, o.sql, o.snapshot, o.env)
 	if err != nil {
 		return err
 	}

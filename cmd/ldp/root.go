@@ -70,6 +70,8 @@ Declare Pipelines and Workflows in spec files, then:
 		newUICmd(s),
 		newControllerCmd(s),
 		newExportCmd(s),
+		newEnvCmd(s),
+		newPromoteCmd(s),
 		newDemoCmd(s),
 		newVersionCmd(s),
 	)

@@ -19,6 +19,7 @@ type runOptions struct {
 	runID   string
 	attempt int
 	key     string
+	env     string
 	out     output
 	// lockTimeout bounds the wait for a table's lock.
 	lockTimeout time.Duration
@@ -42,7 +43,9 @@ whole batch back: nothing is written, and ldp exits with 3.
 
 With --window (or --run-id), an Iceberg target is published exactly once: the run's key
 (from the pipeline, the table and the window) goes into the snapshot it publishes, and a run
-whose key is already on main is skipped_duplicate without reading its source. The window
+whose key is already on main is skipped_duplicate without reading its source. With --env
+NAME the run publishes into environment NAME's branch instead (see ldp env), exactly once by
+the same key, and main is not touched. The window
 is START/END (ISO-8601; no offset means the spec's time zone) or yesterday, last-week or
 last-month. A retry keeps --run-id and raises --attempt, which fences older attempts.
 
@@ -52,6 +55,7 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
   ldp run orders.yaml --window 2026-08-01/2026-08-02
   ldp run orders.yaml --window yesterday --run-id airflow:orders:2026-08-01 --attempt 2
   ldp run orders.yaml --window 2026-08-02/2026-08-03 --idempotency-key orders-2026-08-02-v2
+  ldp run orders.yaml --window 2026-08-01/2026-08-02 --env dev
   ldp run orders.yaml --json | jq .rows_written`,
 		Args: exactArgs(1, "name the Pipeline spec to run, for example: ldp run orders.json"),
 		RunE: runVerb(o, s),
@@ -61,6 +65,7 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
 	cmd.Flags().StringVar(&o.runID, "run-id", "", "the run's id, kept by every retry (default: a new one)")
 	cmd.Flags().IntVar(&o.attempt, "attempt", 1, "the attempt of the run; attempt N fences attempts 1..N-1")
 	cmd.Flags().StringVar(&o.key, "idempotency-key", "", "publish under this key instead of the window's (to redo a window)")
+	addEnvFlag(cmd, &o.env, "publish into this environment's branch of the target instead of main (and read Iceberg inputs from it where it has written them): see ldp env")
 	addOutput(cmd, &o.out, false)
 	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", controllers.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
 	return cmd
@@ -83,6 +88,12 @@ func (o *runOptions) Validate(cmd *cobra.Command, args []string) error {
 	if o.attempt < 1 {
 		return usageError(cmd, "--attempt must be 1 or more, got %d", o.attempt)
 	}
+	if err := validEnv(cmd, o.env); err != nil {
+		return err
+	}
+	if o.env != "" && o.window == "" && o.runID == "" {
+		return usageError(cmd, "--env %s needs --window (or --run-id): an environment is written only by a keyed publish, exactly once", o.env)
+	}
 	if o.lockTimeout <= 0 {
 		return usageError(cmd, "--lock-timeout must be more than 0, got %s", o.lockTimeout)
 	}
@@ -98,7 +109,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	o.s = s
 	p := o.p
 	opts := controllers.PipelineRun{Mode: v1.WriteMode(o.mode), Log: o.s.Err, RunID: o.runID, Attempt: o.attempt, Key: o.key, Hook: faultHook(o.s.Getenv),
-		LockTimeout: o.lockTimeout, Getenv: o.s.Getenv, Version: version, Window: o.w}
+		LockTimeout: o.lockTimeout, Getenv: o.s.Getenv, Version: version, Window: o.w, Env: o.env}
 	if err := controllers.CheckPipelineFinished(displayPath(o.spec), p, o.w, now()); err != nil {
 		return err
 	}
@@ -123,6 +134,9 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 
 func printRunResult(w io.Writer, r *controllers.PipelineResult) {
 	fmt.Fprintf(w, "%s: %s into %s (%s): %s\n", r.Pipeline, r.Route, r.Target, r.Mode, r.Status)
+	if r.Env != "" {
+		fmt.Fprintf(w, "  environment   %s (main untouched)\n", r.Env)
+	}
 	if r.Window != "" {
 		fmt.Fprintf(w, "  window        %s\n", r.Window)
 	}

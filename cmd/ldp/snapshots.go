@@ -16,16 +16,20 @@ import (
 // snapshotsOptions are the flags and arguments of the command newSnapshotsCmd builds.
 type snapshotsOptions struct {
 	args []string
+	env  string
 	out  output
 }
 
 func (o *snapshotsOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
+	if err := validEnv(cmd, o.env); err != nil {
+		return err
+	}
 	return o.out.validate(cmd)
 }
 
 func (o *snapshotsOptions) Run(ctx context.Context, s *streams) error {
-	snaps, err := controllers.Snapshots(ctx, o.args[0])
+	snaps, err := controllers.EnvSnapshots(ctx, o.args[0], o.env)
 	if err != nil {
 		return err
 	}
@@ -51,10 +55,12 @@ func newSnapshotsCmd(s *streams) *cobra.Command {
 		Short: "List the snapshots of a Pipeline's Iceberg table, oldest first",
 		Example: `  ldp snapshots config/samples/nyc_taxi.json
   ldp snapshots orders.json -o json   # every summary key; ids are strings, as jq needs them
-  ldp snapshots orders.json -o csv`,
+  ldp snapshots orders.json -o csv
+  ldp snapshots orders.json --env dev   # the snapshots on dev's branch: main's to the fork, then dev's`,
 		Args: exactArgs(1, "name the Pipeline spec whose table to list, for example: ldp snapshots orders.json"),
 		RunE: runVerb(o, s),
 	}
+	addEnvFlag(cmd, &o.env, "list the snapshots on this environment's branch (main's up to the fork, then the environment's)")
 	addOutput(cmd, &o.out, true)
 	return cmd
 }

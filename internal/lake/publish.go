@@ -69,6 +69,8 @@ type PublishOptions struct {
 	// Hook is called at the points of the protocol ("staged", "published") so tests can
 	// stop or kill a real process there. Nil in production.
 	Hook func(point string)
+	// Env, when set, publishes into that environment's branch instead of main (env.go).
+	Env string
 }
 
 // PublishResult says what a publish did.
@@ -162,6 +164,9 @@ func walkMain(tbl *table.Table) (chain []*table.Snapshot, missing *int64) {
 // non-retriable *FencedError.
 func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, ref Ref, o PublishOptions) (*PublishResult, error) {
 	o.defaults()
+	if o.Env != "" {
+		return c.publishEnv(ctx, db, relation, ref, o)
+	}
 	mode := v1.ParseWriteMode(string(o.Mode))
 	if mode == "" {
 		mode = v1.WriteAppend

@@ -141,6 +141,10 @@ func planExpiry(ctx context.Context, tbl *table.Table, staged []*table.Snapshot,
 			keep[ref.SnapshotID] = true
 		}
 	}
+	// An environment's branch needs its snapshots back to where it meets main (env.go).
+	for id := range EnvLive(tbl) {
+		keep[id] = true
+	}
 	byID := map[int64]*table.Snapshot{}
 	snaps := meta.Snapshots()
 	for i := range snaps {

@@ -245,6 +245,10 @@ func candidates(tbl *table.Table, cutoff time.Time, retain int, asked time.Time)
 	for _, ref := range tbl.Metadata().Refs() {
 		keep[ref.SnapshotID] = true
 	}
+	// An environment's branch needs its snapshots back to where it meets main.
+	for id := range lake.EnvLive(tbl) {
+		keep[id] = true
+	}
 	chain := lake.Ancestry(tbl)
 	for _, s := range chain[:max(0, min(retain, len(chain)))] {
 		keep[s.SnapshotID] = true

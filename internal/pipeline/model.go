@@ -23,13 +23,14 @@ var reserved = map[string]bool{"source": true, "ldp_extract": true, "ldp_batch":
 // variables window_start and window_end (UTC instants; NULL without a window).
 func (r *run) registerInputs(ctx context.Context) error {
 	var err error
-	r.inputs, _, err = bindInputs(ctx, r.db, r.p, r.opts.Window, false)
+	r.inputs, _, err = bindInputs(ctx, r.db, r.p, r.opts.Window, r.opts.Env, false)
 	return err
 }
 
-// bindInputs registers the inputs of the SQL model p in db and sets the window variables. With
+// bindInputs registers the inputs of the SQL model p in db and sets the window variables. An
+// input environment env has written is read from env's branch, any other from main. With
 // missingOK an input whose table does not exist yet is left out and named in missing.
-func bindInputs(ctx context.Context, db *engine.DB, p *v1.Pipeline, w v1.LogicalWindow, missingOK bool) (snaps map[string]int64, missing []string, err error) {
+func bindInputs(ctx context.Context, db *engine.DB, p *v1.Pipeline, w v1.LogicalWindow, env string, missingOK bool) (snaps map[string]int64, missing []string, err error) {
 	src := p.Metadata.Source
 	names := make([]string, 0, len(src.Inputs))
 	for n := range src.Inputs {
@@ -62,6 +63,9 @@ func bindInputs(ctx context.Context, db *engine.DB, p *v1.Pipeline, w v1.Logical
 		}
 		if err != nil {
 			return nil, nil, err
+		}
+		if tbl, _, err = lake.OnEnv(tbl, env); err != nil {
+			return nil, nil, fmt.Errorf("input %s: %w", name, err)
 		}
 		var id int64
 		if s := tbl.CurrentSnapshot(); s != nil {
@@ -100,7 +104,7 @@ func CheckModel(ctx context.Context, p *v1.Pipeline, w v1.LogicalWindow) (missin
 		return nil, err
 	}
 	defer db.Close()
-	if _, missing, err = bindInputs(ctx, db, p, w, true); err != nil || len(missing) > 0 {
+	if _, missing, err = bindInputs(ctx, db, p, w, "", true); err != nil || len(missing) > 0 {
 		return missing, err
 	}
 	if _, err := db.Columns(ctx, subquery(p.Metadata.Source.Query)); err != nil {

@@ -128,6 +128,10 @@ type Options struct {
 	Sniffs *Sniffs
 	// LockTimeout bounds the wait for the table's lock; 0 is lake.DefaultLockTimeout.
 	LockTimeout time.Duration
+	// Env, when set, publishes into that environment's branch of the target (lake.EnvBranch)
+	// and reads each Iceberg source and SQL input from that environment where it has written
+	// the table, from main elsewhere.
+	Env string
 }
 
 // staged reports whether a run publishes through the exactly-once protocol.
@@ -149,6 +153,7 @@ type Result struct {
 	Mode        v1.WriteMode      `json:"mode"`
 	Status      string            `json:"status"`
 	Window      string            `json:"logical_window,omitempty"`
+	Env         string            `json:"env,omitempty"`
 	Key         string            `json:"idempotency_key,omitempty"`
 	RunID       string            `json:"run_id,omitempty"`
 	Attempt     int               `json:"attempt,omitempty"`
@@ -316,6 +321,14 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		opts.Attempt = 1
 	}
 	staged := opts.staged() && p.IsIceberg() // decided before a run id is made up
+	if opts.Env != "" {
+		if err := lake.CheckEnvName(opts.Env); err != nil {
+			return nil, &ldperr.ConfigError{File: p.Path, Err: err}
+		}
+		if !staged {
+			return nil, &ldperr.ConfigError{File: p.Path, Msg: fmt.Sprintf("environment %s: only a keyed publish to an Iceberg table goes into an environment; give the run a --window (or --run-id), and an Iceberg target", opts.Env)}
+		}
+	}
 	if opts.RunID == "" {
 		opts.RunID = uuid.Must(uuid.NewV7()).String()
 	}
@@ -328,7 +341,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		return nil, &ldperr.ConfigError{File: p.Path, Err: err}
 	}
 	r := &run{p: p, opts: opts, win: win, isKeyed: staged, res: &Result{Pipeline: p.Identifier, Route: route.String(), Target: targetName(p),
-		Mode: mode, Window: opts.Window.String(), RunID: opts.RunID, Attempt: opts.Attempt}}
+		Mode: mode, Window: opts.Window.String(), Env: opts.Env, RunID: opts.RunID, Attempt: opts.Attempt}}
 	if r.res.SpecHash, err = p.SpecHash(); err != nil {
 		return nil, err
 	}
@@ -466,6 +479,11 @@ func (r *run) extract(ctx context.Context) error {
 		tbl, err := cat.Load(ctx, lake.RefOfSource(src))
 		if err != nil {
 			return err
+		}
+		if src.SnapshotID == 0 {
+			if tbl, _, err = lake.OnEnv(tbl, r.opts.Env); err != nil {
+				return err
+			}
 		}
 		if err := lake.RegisterView(ctx, r.db, "ldp_source", tbl, src.SnapshotID); err != nil {
 			return err
@@ -805,7 +823,7 @@ func (r *run) findPublished(tbl *table.Table) (*table.Snapshot, error) {
 		keys = v1.WindowKeys(r.res.Key, lake.SpecHashes(tbl))
 	}
 	for k := range keys {
-		if s, err := lake.FindKey(tbl, k, time.Now()); err != nil || s != nil {
+		if s, err := lake.FindEnvKey(context.Background(), tbl, r.opts.Env, k, time.Now()); err != nil || s != nil {
 			return s, err
 		}
 	}
@@ -1029,6 +1047,11 @@ func writeIceberg(ctx context.Context, r *run) error {
 		return nil
 	}
 	wo.SnapshotProps[lake.SpecHashProp] = r.res.SpecHash
+	if q := r.res.Quality; q != nil && !q.Passed() {
+		// Published under on_failure "warn": the verdict travels with the window, so a
+		// promote of its environment can refuse it (lake.Promote).
+		wo.SnapshotProps[lake.ChecksProp] = lake.ChecksFailed
+	}
 	wo.SnapshotProps[lake.WindowProp] = r.opts.Window.String()
 	for name, id := range r.inputs {
 		wo.SnapshotProps[lake.SourcePropStem+name] = strconv.FormatInt(id, 10)
@@ -1040,7 +1063,7 @@ func writeIceberg(ctx context.Context, r *run) error {
 		}
 		wo.SnapshotProps[lake.SourcePropStem+name] = r.res.SourcePath
 	}
-	po := lake.PublishOptions{WriteOptions: wo, Key: r.res.Key, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Hook: r.opts.Hook, Group: r.opts.Group}
+	po := lake.PublishOptions{WriteOptions: wo, Key: r.res.Key, RunID: r.opts.RunID, Attempt: r.opts.Attempt, Hook: r.opts.Hook, Group: r.opts.Group, Env: r.opts.Env}
 	if rows == 0 {
 		po.AllowEmpty = true
 		if why := r.secondPass(); why != "" {
