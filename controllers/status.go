@@ -207,11 +207,8 @@ func (r *Reconciler) gridPlans(ctx context.Context, obs *Observer, sc Scheduled,
 	if first == "" || sc.WF.Size() == "" {
 		return nil, nil, nil
 	}
-	res, err := r.Reconcile(ctx, Request{Objects: []Scheduled{sc}, From: first, To: last, Now: now, DryRun: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	return res.Objects[0].Windows, nil, res.Objects[0].Err
+	res, err := r.Reconcile(ctx, Request{Object: sc, From: first, To: last, Now: now, DryRun: true})
+	return res.Windows, nil, err
 }
 
 func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Scheduled, now time.Time) ObjectStatus {
