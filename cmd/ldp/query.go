@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 type queryOptions struct {
@@ -53,7 +53,7 @@ func (o *queryOptions) Validate(cmd *cobra.Command, args []string) error {
 
 func (o *queryOptions) Run(ctx context.Context, s *streams) error {
 	o.s = s
-	cols, rows, err := controllers.Query(ctx, o.spec, o.sql, o.snapshot)
+	cols, rows, err := tables.Query(ctx, o.spec, o.sql, o.snapshot)
 	if err != nil {
 		return err
 	}

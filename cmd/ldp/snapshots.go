@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 // snapshotsOptions are the flags and arguments of the command newSnapshotsCmd builds.
@@ -25,7 +25,7 @@ func (o *snapshotsOptions) Validate(cmd *cobra.Command, args []string) error {
 }
 
 func (o *snapshotsOptions) Run(ctx context.Context, s *streams) error {
-	snaps, err := controllers.Snapshots(ctx, o.args[0])
+	snaps, err := tables.Snapshots(ctx, o.args[0])
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package controllers
+package tables
 
 import (
 	"cmp"
@@ -12,17 +12,13 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
-
-// LoadPipeline validates a spec file as ldp validate does and returns its Pipeline.
-func LoadPipeline(path string) (*v1.Pipeline, error) { return specs.LoadPipeline(path) }
 
 // targetTable validates a spec and loads its Iceberg target table, read-only; what names the
 // command's subject in the error for a file target ("snapshots", "commits").
 func targetTable(ctx context.Context, path, what string) (*v1.Pipeline, *table.Table, error) {
-	p, err := LoadPipeline(path)
+	p, err := specs.LoadPipeline(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,23 +107,3 @@ func int64Of(s string) *int64 {
 	}
 	return &n
 }
-
-// SinksFor returns a pipeline's event sinks: its ledger and the sinks its spec declares.
-func SinksFor(p *v1.Pipeline, version string, getenv func(string) string) []ledger.Sink {
-	var ss []ledger.SinkSpec
-	if o := p.Metadata.Observability; o != nil {
-		for _, s := range o.Sinks {
-			spec := ledger.SinkSpec{Type: s.Type, Path: s.Path, URL: s.URL, APIKeyEnv: s.APIKeyEnv, Namespace: s.Namespace}
-			if s.TimeoutS != nil {
-				spec.TimeoutS = *s.TimeoutS
-			}
-			ss = append(ss, spec)
-		}
-	}
-	return ledger.SinksFor(p.Path, ss, version, getenv)
-}
-
-// FlushEvents waits, at most a sink's timeout, for the events still on their way to the
-// OpenLineage endpoints, and returns the warnings of those that failed: what a command does
-// before it exits.
-func FlushEvents() []string { return ledger.Flush() }
