@@ -82,6 +82,110 @@ func TestLayering(t *testing.T) {
 	}
 }
 
+// TestTransitiveLayering holds, for every package of the project, what it may reach through
+// any chain of imports (go list's Deps), as CockroachDB's dependency tests do: a direct-import
+// rule alone lets a package reach what it must not through one that may. A leaf reaches
+// nothing of the project; each internal package reaches only the leaves and internal packages
+// below it; reconcile, apis/v1 and apis/k8s stay pure; controllers reaches none of the
+// packages beside or above it; and nothing but a test reaches a test helper or cmd/ldp.
+// A new package matches no rule and fails the test until it is given one.
+func TestTransitiveLayering(t *testing.T) {
+	const mod = "github.com/ldp-dev/ldp/"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	reach := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(f[0], mod)
+		if strings.HasPrefix(pkg, "third_party/") {
+			continue // vendored forks: not the project's layers
+		}
+		reach[pkg] = []string{}
+		for _, d := range f[1:] {
+			if strings.HasPrefix(d, mod) && !strings.HasPrefix(d, mod+"third_party/") {
+				reach[pkg] = append(reach[pkg], strings.TrimPrefix(d, mod))
+			}
+		}
+	}
+	leaf := []string{}
+	testHelpers := []string{"internal/testpg", "internal/sources/bigquery/bqtest", "internal/sources/github/githubtest"}
+	lake := []string{"apis/v1", "internal/engine", "internal/flock", "internal/ldperr", "internal/redact", "internal/window"}
+	sources := []string{"apis/v1", "internal/engine", "internal/ldperr", "internal/sources/bigquery", "internal/sources/github"}
+	// above are the packages beside or above controllers: the loop reaches none of them.
+	above := []string{"cmd/ldp", "controllers/kube", "controllers/tables", "controllers/web", "apis/k8s", "hack/bench", "hack/genrides", "hack/testsummary"}
+	type rule struct {
+		may    []string // when not nil, all it may reach
+		mayNot []string
+	}
+	rules := map[string]rule{
+		"apis/v1":                            {may: leaf},
+		"apis/k8s":                           {may: leaf},
+		"reconcile":                          {may: []string{"apis/v1"}},
+		"schemas":                            {may: []string{"apis/v1", "internal/cronx", "internal/redact", "internal/suggest"}},
+		"internal/cronx":                     {may: leaf},
+		"internal/engine":                    {may: leaf},
+		"internal/flock":                     {may: leaf},
+		"internal/initgc":                    {may: leaf},
+		"internal/ldperr":                    {may: leaf},
+		"internal/redact":                    {may: leaf},
+		"internal/shell":                     {may: leaf},
+		"internal/suggest":                   {may: leaf},
+		"internal/synth":                     {may: leaf},
+		"internal/testpg":                    {may: leaf},
+		"internal/sources/bigquery":          {may: leaf},
+		"internal/sources/bigquery/bqtest":   {may: leaf},
+		"internal/sources/github":            {may: leaf},
+		"internal/sources/github/githubtest": {may: leaf},
+		"internal/window":                    {may: []string{"apis/v1", "internal/engine"}},
+		"internal/ledger":                    {may: []string{"apis/v1", "internal/flock", "internal/redact"}},
+		"internal/quality":                   {may: []string{"apis/v1", "internal/engine", "internal/ldperr", "internal/suggest"}},
+		"internal/formats":                   {may: []string{"apis/v1", "internal/engine", "internal/ldperr", "internal/window"}},
+		"internal/lake":                      {may: lake},
+		"internal/dbt":                       {may: append(slices.Clone(lake), "internal/lake")},
+		"internal/maintain":                  {may: append(slices.Clone(lake), "internal/lake")},
+		"internal/sources":                   {may: sources},
+		"internal/specs":                     {may: []string{"apis/v1", "internal/cronx", "internal/engine", "internal/ldperr", "internal/redact", "internal/suggest", "schemas"}},
+		// The data path of one load: below reconcile and the specs, which it never sees.
+		"internal/pipeline": {may: append(slices.Clone(lake), "internal/cronx", "internal/formats", "internal/lake", "internal/ledger", "internal/quality", "internal/shell", "internal/sources",
+			"internal/sources/bigquery", "internal/sources/github", "internal/suggest")},
+		"controllers/tasks":  {mayNot: append(slices.Clone(above), "controllers")},
+		"controllers":        {mayNot: above},
+		"controllers/tables": {mayNot: []string{"cmd/ldp", "controllers/kube", "controllers/web", "apis/k8s", "hack/bench"}},
+		"controllers/web":    {mayNot: []string{"cmd/ldp", "controllers/kube", "controllers/tables", "apis/k8s", "hack/bench"}},
+		"controllers/kube":   {mayNot: []string{"cmd/ldp", "controllers/tables", "controllers/web", "hack/bench"}},
+		"cmd/ldp":            {mayNot: []string{"hack/bench", "hack/genrides", "hack/testsummary"}},
+		"hack/bench":         {mayNot: []string{"cmd/ldp"}},
+		"hack/genrides":      {may: []string{"internal/synth"}},
+		"hack/testsummary":   {may: leaf},
+	}
+	for pkg, deps := range reach {
+		r, ok := rules[pkg]
+		if !ok {
+			t.Errorf("%s has no dependency rule: add one to TestTransitiveLayering", pkg)
+			continue
+		}
+		for _, d := range deps {
+			switch {
+			case r.may != nil && !slices.Contains(r.may, d):
+				t.Errorf("%s reaches %s; it may reach only %v of the project", pkg, d, r.may)
+			case slices.Contains(r.mayNot, d):
+				t.Errorf("%s reaches %s, which is beside or above it: dependencies point down", pkg, d)
+			case slices.Contains(testHelpers, d) && !slices.Contains(testHelpers, pkg):
+				t.Errorf("%s reaches %s, a test helper: only tests may", pkg, d)
+			case d == "cmd/ldp":
+				t.Errorf("%s reaches cmd/ldp: nothing may", pkg)
+			}
+		}
+	}
+	for pkg := range rules {
+		if _, ok := reach[pkg]; !ok {
+			t.Errorf("the rule for %s names a package go list does not list", pkg)
+		}
+	}
+}
+
 // TestVerbsAreOptions: every command is an options struct run by runVerb (Validate, then Run
 // with the streams passed in); no command keeps its logic in a cobra closure.
 func TestVerbsAreOptions(t *testing.T) {
