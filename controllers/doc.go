@@ -5,6 +5,6 @@
 // is one Request. The workflow runner runs a window's tasks in dependency order, retries what
 // another attempt may fix, and records workflow and task events in the ledger next to the
 // workflow file. It takes its clock, sleeper and random source as inputs, so no test waits.
-// The table verbs are beside it in controllers/tables, the task kinds below it in
-// controllers/tasks.
+// Beside it are the page's report (controllers/report) and the table verbs
+// (controllers/tables); the task kinds are below it (controllers/tasks).
 package controllers
