@@ -5,12 +5,10 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/reconcile"
@@ -73,7 +71,6 @@ type BackfillWindow struct {
 	Keys    []string       `json:"keys"`
 	Outcome WindowOutcome  `json:"outcome"`
 	Result  *Result        `json:"result,omitempty"`
-	plan    reconcile.WindowPlan
 }
 
 // BackfillResult is a whole backfill.
@@ -95,7 +92,6 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 	if o.MaxWindows <= 0 {
 		o.MaxWindows = 1000
 	}
-	req := Request{From: o.From, To: o.To, Now: o.Now, Replace: o.Replace, Fresh: true}
 	windows, err := Desired{From: o.From, To: o.To, Now: o.Now}.Windows(wf)
 	if err != nil {
 		return nil, err
@@ -113,66 +109,78 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 			}
 		}
 	}
-	// The plan is Reconcile's, for the range, in dry run: a backfill differs only in its request
-	// (a range, and Fresh: it does not carry a run on, each window it runs is a run of its own)
-	// and in running its windows in groups.
-	req.DryRun = true
-	req.Objects = []Scheduled{{Path: wf.File, WF: wf}}
-	rec, err := (&Reconciler{Runner: r}).Reconcile(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if e := rec.Objects[0].Err; e != nil {
-		return nil, e
-	}
-	plans := rec.Objects[0].Windows
-	if !o.DryRun {
-		if err := refuseUnfinished(wf, plans); err != nil {
-			return nil, err
-		}
-	}
+	// A backfill is one Reconcile of the range: it differs from apply's only in its request (a
+	// range, Fresh: it does not carry a run on, each window it runs is a run of its own) and in
+	// running its windows in groups.
 	res := &BackfillResult{Workflow: wf.Name, File: wf.File, States: map[v1.WindowState]int{}, Counts: map[WindowOutcome]int{}}
-	for _, p := range plans {
-		bw := BackfillWindow{Start: p.Start, End: p.End, State: p.State, Keys: []string{}, plan: p}
-		for _, tp := range p.Tasks {
-			if tp.Key != "" {
-				bw.Keys = append(bw.Keys, tp.Key)
+	req := Request{Object: Scheduled{Path: wf.File, WF: wf}, From: o.From, To: o.To, Now: o.Now, Replace: o.Replace, Fresh: true, DryRun: o.DryRun,
+		Run: WindowRuns{Mode: Grouped, Max: o.MaxWindows, Batch: o.Batch, Parallel: o.Parallel}}
+	if o.StopOnFailure || o.Batch == 1 {
+		req.Run = WindowRuns{Mode: Sequential, Max: o.MaxWindows, StopOnFailure: o.StopOnFailure}
+	}
+	req.OnPlan = func(plans []WindowPlan) error {
+		for _, p := range plans {
+			bw := BackfillWindow{Start: p.Start, End: p.End, State: p.State, Keys: []string{}}
+			for _, tp := range p.Tasks {
+				if tp.Key != "" {
+					bw.Keys = append(bw.Keys, tp.Key)
+				}
+			}
+			res.States[p.State]++
+			res.Windows = append(res.Windows, bw)
+		}
+		if o.DryRun {
+			return nil
+		}
+		if err := refuseUnfinished(wf, plans); err != nil {
+			return err
+		}
+		if o.Confirm != nil {
+			sum := BackfillSummary{}
+			for _, p := range plans {
+				if p.Action != v1.ActionSkip {
+					sum.Run++
+				}
+			}
+			if reconcile.Confirm(sum.Run, o.Terminal, o.Yes) {
+				sum.NoSource = noSource(wf, plans)
+				if !o.Confirm(sum) {
+					return ErrDeclined
+				}
 			}
 		}
-		res.States[p.State]++
-		res.Windows = append(res.Windows, bw)
+		return nil
+	}
+	req.OnWindow = func(i int, w WindowRun) {
+		bw := &res.Windows[i]
+		switch {
+		case w.Result != nil:
+			bw.Result, bw.Outcome = w.Result, outcomeOf(w.Result)
+		case w.NotRun == NotRunNotDue:
+			bw.Outcome = OutcomeDone
+		default:
+			bw.Outcome = OutcomeNotRun
+		}
+		res.Counts[bw.Outcome]++
+		if o.OnWindow != nil {
+			o.OnWindow(i+1, len(res.Windows), *bw)
+		}
+	}
+	if _, err := (&Reconciler{Runner: r}).Reconcile(ctx, req); err != nil {
+		return nil, err
 	}
 	if o.DryRun {
 		return res, nil
-	}
-	if o.Confirm != nil {
-		sum := BackfillSummary{}
-		for _, bw := range res.Windows {
-			if bw.plan.Action != v1.ActionSkip {
-				sum.Run++
-			}
-		}
-		if reconcile.Confirm(sum.Run, o.Terminal, o.Yes) {
-			sum.NoSource = noSource(wf, res.Windows)
-			if !o.Confirm(sum) {
-				return nil, ErrDeclined
-			}
-		}
-	}
-	if o.StopOnFailure || o.Batch == 1 {
-		r.runInOrder(ctx, wf, res, o)
-	} else {
-		r.runGrouped(ctx, wf, res, o)
 	}
 	res.Outcome = reconcile.FoldCounts(res.Counts)
 	return res, nil
 }
 
 // noSource counts the windows to run that have a pipeline task whose source file is not there.
-func noSource(wf *Object, windows []BackfillWindow) int {
+func noSource(wf *Object, plans []WindowPlan) int {
 	n := 0
-	for _, bw := range windows {
-		if bw.plan.Action == v1.ActionSkip {
+	for _, wp := range plans {
+		if wp.Action == v1.ActionSkip {
 			continue
 		}
 		for _, t := range wf.Tasks {
@@ -180,103 +188,13 @@ func noSource(wf *Object, windows []BackfillWindow) int {
 			if t.Kind() != v1.TaskPipeline || p == nil {
 				continue
 			}
-			if path, ok := pipeline.SourceFile(p, bw.plan.Window); path != "" && !ok {
+			if path, ok := pipeline.SourceFile(p, wp.Window); path != "" && !ok {
 				n++
 				break
 			}
 		}
 	}
 	return n
-}
-
-// runInOrder runs the windows one after another, each published on its own; with
-// StopOnFailure the first failure leaves the rest not run.
-func (r *Runner) runInOrder(ctx context.Context, wf *Object, res *BackfillResult, o BackfillOptions) {
-	stopped := false
-	sniffs := pipeline.NewSniffs()
-	for i := range res.Windows {
-		bw := &res.Windows[i]
-		switch {
-		case stopped:
-			bw.Outcome = OutcomeNotRun
-		case bw.plan.Action == v1.ActionSkip:
-			bw.Outcome = OutcomeDone
-		default:
-			plan := bw.plan
-			bw.Result = r.forWindow(bw).Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace, Sniffs: sniffs})
-			bw.Outcome = outcomeOf(bw.Result)
-			if o.StopOnFailure && bw.Outcome == OutcomeFailed {
-				stopped = true
-			}
-		}
-		res.Counts[bw.Outcome]++
-		if o.OnWindow != nil {
-			o.OnWindow(i+1, len(res.Windows), *bw)
-		}
-	}
-}
-
-// runGrouped runs several windows at once and publishes the appends of the windows that are
-// ready together, several to a catalog commit (each still its own snapshot and key). Each
-// window is still a run of its own with its own events; progress is reported in window order.
-func (r *Runner) runGrouped(ctx context.Context, wf *Object, res *BackfillResult, o BackfillOptions) {
-	size := o.Batch
-	if size <= 0 {
-		size = lake.DefaultGroupSize
-	}
-	parallel := o.Parallel
-	if parallel <= 0 {
-		parallel = min(runtime.GOMAXPROCS(0), 8)
-	}
-	g := lake.NewGroup(parallel, size)
-	sniffs := pipeline.NewSniffs()
-	// The windows a commit publishes are read and checked together, too (pipeline.Sniffs.Batch).
-	var run []v1.LogicalWindow
-	for _, bw := range res.Windows {
-		if bw.plan.Action != v1.ActionSkip {
-			run = append(run, bw.plan.Window)
-		}
-	}
-	sniffs.Batch(run, size)
-	defer sniffs.Close()
-	cr := r.concurrent()
-	var (
-		mu       sync.Mutex
-		finished = make([]bool, len(res.Windows))
-		next     int
-		wg       sync.WaitGroup
-	)
-	// report marks window i finished and reports every window up to the first unfinished one.
-	report := func(i int) {
-		mu.Lock()
-		defer mu.Unlock()
-		finished[i] = true
-		for ; next < len(res.Windows) && finished[next]; next++ {
-			res.Counts[res.Windows[next].Outcome]++
-			if o.OnWindow != nil {
-				o.OnWindow(next+1, len(res.Windows), res.Windows[next])
-			}
-		}
-	}
-	for i := range res.Windows {
-		bw := &res.Windows[i]
-		if bw.plan.Action == v1.ActionSkip {
-			bw.Outcome = OutcomeDone
-			report(i)
-			continue
-		}
-		g.Enter()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			plan := bw.plan
-			result := cr.forWindow(bw).Run(ctx, wf, plan.Window, RunOptions{Plan: &plan, Replace: o.Replace, Group: g, Sniffs: sniffs})
-			g.Leave()
-			bw.Result, bw.Outcome = result, outcomeOf(result)
-			report(i)
-		}()
-	}
-	wg.Wait()
 }
 
 // concurrent is a copy of r whose log and random source can be shared by several windows
@@ -291,10 +209,10 @@ func (r *Runner) concurrent() *Runner {
 
 // forWindow is a copy of r whose log lines begin with the window they are about: a backfill's
 // check lines and warnings would otherwise not say which of its windows they came from.
-func (r *Runner) forWindow(bw *BackfillWindow) *Runner {
+func (r *Runner) forWindow(wp WindowPlan) *Runner {
 	r.defaults()
 	c := *r
-	c.Log = &prefixWriter{w: r.Log, prefix: bw.Start + "/" + bw.End + ": ", bol: true}
+	c.Log = &prefixWriter{w: r.Log, prefix: wp.Start + "/" + wp.End + ": ", bol: true}
 	return &c
 }
 

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"iter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,13 +71,14 @@ func (m *Metrics) Ran(r *Result, now time.Time) {
 	}
 }
 
-// Observe sets the window gauges from a status report.
-func (m *Metrics) Observe(rep *StatusReport) {
+// Observe sets the window gauges: each object's windows by state (states gives its name and
+// its summary, as the status report has them) and how many spec files are invalid.
+func (m *Metrics) Observe(states iter.Seq2[string, map[string]int], invalid int) {
 	m.states.Reset()
-	for _, o := range rep.Objects {
-		for state, n := range o.Summary {
-			m.states.WithLabelValues(o.Name, state).Set(float64(n))
+	for name, summary := range states {
+		for state, n := range summary {
+			m.states.WithLabelValues(name, state).Set(float64(n))
 		}
 	}
-	m.invalid.Set(float64(len(rep.Invalid)))
+	m.invalid.Set(float64(invalid))
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/reconcile"
@@ -21,34 +20,50 @@ type (
 	TaskPlan   = reconcile.TaskPlan
 )
 
-// Request is what one reconcile is asked: which objects, where their desired windows come
-// from, and what to do. Every entry point is a Request: ldp diff (DryRun), ldp apply, ldp
-// schedule tick and ldp watch (Due), and ldp backfill (a range, Fresh).
+// Request is what one reconcile is asked: one object, where its desired windows come from,
+// and what to do. ldp diff (DryRun) and ldp apply are a Request for each object of a Folder, as
+// are ldp schedule tick and ldp watch (the windows due by the schedule); ldp backfill is one
+// Request (a range, Fresh), and so are the page's and the cluster's plans.
 type Request struct {
-	// Paths are spec files or folders (Discover's rules). Objects, when set, are reconciled
-	// instead (ldp watch keeps the last valid version of a broken file in force).
-	Paths   []string
-	Objects []Scheduled
+	// Object is the object reconciled: a spec file as discovery found it.
+	Object Scheduled
 	// The desired windows: Window (one), From and To (a range), or, with neither, the windows
-	// due by each object's schedule at Now (DueWindows: the latest fire's, or with catch-up
-	// every fire's since the object's start). Due discovers only scheduled files, as a tick.
+	// due by the object's schedule at Now (DueWindows: the latest fire's, or with catch-up
+	// every fire's since the object's start).
 	Window   string
 	From, To string
 	Now      time.Time
-	Due      bool
-	// Replace runs every window again under its replace key; Fresh runs each window as a run
-	// of its own (a backfill does not carry a failed run on).
+	// Replace runs every window again under its replace key.
 	Replace bool
-	Fresh   bool
+	// Fresh makes the windows one range asked for now (a backfill): each runs as a run of its
+	// own (a failed run is not carried on), even one whose retry is not due yet; they share the
+	// CSV layouts they sniff (pipeline.Sniffs), and each log line names its window.
+	Fresh bool
 	// DryRun plans and runs nothing: ldp diff, and ldp apply --dry-run.
 	DryRun bool
 	// ReadSources makes a plan read the sources it can (a DESCRIBE, nothing run) and refuse
 	// the columns a spec names that are not there, as a run would: ldp diff's.
 	ReadSources bool
-	// MaxWindows bounds the windows run per object (0 is 1000); the rest wait for the next.
-	MaxWindows int
-	// OnRun, when set, is told of each window run as it ends.
-	OnRun func(ObjectResult, *Result)
+	// Run is how the windows the plan runs are run.
+	Run WindowRuns
+	// OnPlan, when set, is given the plan before anything runs (DryRun too); an error runs
+	// nothing and is the object's (a backfill asks before it runs a large range).
+	OnPlan func([]WindowPlan) error
+	// OnWindow, when set, is told of each window of the plan as it ends, in plan order: i is
+	// its index in the plan, w.Result its run (nil when it did not run).
+	OnWindow func(i int, w WindowRun)
+}
+
+// Folder is a fan-out: every object found under Paths (Discover's rules), or Objects when
+// Paths is nil, reconciled one by one with the request Each (its Object set to each).
+type Folder struct {
+	Paths []string
+	// Objects are reconciled instead of discovering Paths (ldp watch keeps the last valid
+	// version of a broken file in force).
+	Objects []Scheduled
+	// Due discovers only scheduled files, as a tick.
+	Due  bool
+	Each Request
 }
 
 // ObjectResult is what a reconcile found and did for one object.
@@ -56,11 +71,16 @@ type ObjectResult struct {
 	Name    string       `json:"name"`
 	File    string       `json:"file"`
 	Windows []WindowPlan `json:"windows"`
+	// Runs are what became of the windows of the plan, in plan order, as far as the runner got.
+	Runs []WindowRun `json:"-"`
 	// Ran are the runs of the windows that ran, in order.
 	Ran []*Result `json:"-"`
-	// Due counts the windows to run; Waiting those left for a later reconcile (MaxWindows, a
-	// shutdown); Leased those another process held.
+	// Due counts the windows to run; Waiting those left for a later reconcile (the run's Max,
+	// a shutdown); Leased those another process held.
 	Due, Waiting, Leased int `json:"-"`
+	// RequeueAt is when the object next needs a reconcile: the earliest retry one of its
+	// windows waits for, or its schedule's next fire; zero when neither.
+	RequeueAt time.Time `json:"-"`
 	// Problems (an invalid spec) or Err (planning failed) mean nothing was planned.
 	Problems []schemas.Problem `json:"-"`
 	Err      error             `json:"-"`
@@ -80,16 +100,27 @@ func (o ObjectResult) Outcome() v1.Outcome {
 	return reconcile.Fold(all)
 }
 
-// ReconcileResult is what a whole reconcile found and did.
-type ReconcileResult struct {
+// invalid is why the object could not be planned, or nil.
+func (o ObjectResult) invalid() error {
+	switch {
+	case o.Err != nil:
+		return o.Err
+	case len(o.Problems) > 0:
+		return &specs.InvalidError{Path: o.File, Problems: o.Problems}
+	}
+	return nil
+}
+
+// FolderResult is what a fan-out found and did: each object's result, in discovery order.
+type FolderResult struct {
 	Objects []ObjectResult
-	// RequeueAfter is when the next reconcile is due: the earliest retry a window waits for,
-	// or the next fire of a schedule; 0 when neither.
+	// RequeueAfter is when the next reconcile is due: the earliest of the objects'
+	// RequeueAt; 0 when none has one.
 	RequeueAfter time.Duration
 }
 
 // Pending counts the windows that would run now.
-func (r *ReconcileResult) Pending() int {
+func (r *FolderResult) Pending() int {
 	n := 0
 	for _, o := range r.Objects {
 		for _, w := range o.Windows {
@@ -102,7 +133,7 @@ func (r *ReconcileResult) Pending() int {
 }
 
 // Outcome folds every object's outcome.
-func (r *ReconcileResult) Outcome() v1.Outcome {
+func (r *FolderResult) Outcome() v1.Outcome {
 	var all []v1.Outcome
 	for _, o := range r.Objects {
 		all = append(all, o.Outcome())
@@ -111,14 +142,11 @@ func (r *ReconcileResult) Outcome() v1.Outcome {
 }
 
 // Invalid is the objects that could not be planned, together, or nil.
-func (r *ReconcileResult) Invalid() error {
+func (r *FolderResult) Invalid() error {
 	var bad ObjectErrors
 	for _, o := range r.Objects {
-		switch {
-		case o.Err != nil:
-			bad = append(bad, o.Err)
-		case len(o.Problems) > 0:
-			bad = append(bad, &specs.InvalidError{Path: o.File, Problems: o.Problems})
+		if err := o.invalid(); err != nil {
+			bad = append(bad, err)
 		}
 	}
 	if len(bad) == 0 {
@@ -127,46 +155,87 @@ func (r *ReconcileResult) Invalid() error {
 	return bad
 }
 
-// Reconciler drives every entry point through one Reconcile: observe, plan (reconcile's
-// decisions), run what the plan runs, and say when to come back.
+// Reconciler drives every entry point through one Reconcile of one object: observe, plan
+// (reconcile's decisions), run what the plan runs, and say when to come back.
 type Reconciler struct {
 	Runner *Runner
+	// observer, when set, is the observation a fan-out shares between its objects: the objects
+	// of a folder share its ledger, read once (Observer).
+	observer *Observer
 }
 
-// Reconcile reads the world fresh (level-triggered: running it twice is harmless), plans each
+// Reconcile reads the world fresh (level-triggered: running it twice is harmless), plans the
 // object's desired windows against it, and unless DryRun runs the windows that are not done.
-// One object's error does not stop the others: it comes back in its ObjectResult.
-func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileResult, error) {
+// The error is the object's, when it could not be planned or its windows' leases could not be
+// taken; the result says so too (Problems, Err), so that a fan-out goes on with the others.
+func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (ObjectResult, error) {
 	r := rc.Runner
 	r.defaults()
 	if req.Now.IsZero() {
 		req.Now = r.Now()
 	}
-	if req.MaxWindows <= 0 {
-		req.MaxWindows = 1000
+	observer := rc.observer
+	if observer == nil {
+		observer = new(Observer)
+		defer observer.Close()
 	}
-	res := &ReconcileResult{}
+	s := req.Object
+	or := ObjectResult{File: s.Path, Problems: s.Problems, WF: s.WF, Windows: []WindowPlan{}}
+	if s.WF != nil {
+		or.Name = s.WF.Name
+	}
+	if len(s.Problems) == 0 {
+		or.Windows, or.Err = r.planObject(ctx, observer, s, req)
+	}
+	if or.Err == nil && len(or.Problems) == 0 && req.OnPlan != nil {
+		or.Err = req.OnPlan(or.Windows)
+	}
+	if or.Err != nil || len(or.Problems) > 0 {
+		return or, or.invalid()
+	}
+	if !req.DryRun {
+		or.Runs, or.Err = r.runWindows(ctx, observer, s, or.Windows, req)
+		for _, w := range or.Runs {
+			switch {
+			case w.Result != nil:
+				or.Ran = append(or.Ran, w.Result)
+			case w.NotRun == NotRunWaiting:
+				or.Waiting++
+			case w.NotRun == NotRunLeased:
+				or.Leased++
+			}
+			if w.NotRun != NotRunNotDue {
+				or.Due++
+			}
+		}
+	}
+	or.RequeueAt = nextReconcile(s, or.Windows, req.Now)
+	return or, or.Err
+}
+
+// ReconcileFolder reconciles each object of a folder: a fan-out over Reconcile, sharing one
+// observation. One object's error does not stop the others: it comes back in its
+// ObjectResult; the error is discovery's.
+func (rc *Reconciler) ReconcileFolder(ctx context.Context, f Folder) (*FolderResult, error) {
+	r := rc.Runner
+	r.defaults()
+	if f.Each.Now.IsZero() {
+		f.Each.Now = r.Now() // every object is planned at the same now
+	}
+	res := &FolderResult{}
 	observer := new(Observer)
 	defer observer.Close()
+	each := &Reconciler{Runner: r, observer: observer}
 	var next time.Time
 	handle := func(s Scheduled) {
-		or := ObjectResult{File: s.Path, Problems: s.Problems, WF: s.WF, Windows: []WindowPlan{}}
-		if s.WF != nil {
-			or.Name = s.WF.Name
-		}
-		if len(s.Problems) == 0 {
-			or.Windows, or.Err = r.planObject(ctx, observer, s, req)
-		}
-		if or.Err == nil && len(or.Problems) == 0 {
-			if !req.DryRun {
-				r.runObject(ctx, observer, s, req, &or)
-			}
-			next = earliest(next, nextReconcile(s, or.Windows, req.Now))
-		}
+		req := f.Each
+		req.Object = s
+		or, _ := each.Reconcile(ctx, req) // the error is or's
+		next = earliest(next, or.RequeueAt)
 		res.Objects = append(res.Objects, or)
 	}
-	if req.Objects != nil {
-		for _, s := range req.Objects {
+	if f.Paths == nil {
+		for _, s := range f.Objects {
 			handle(s)
 		}
 	} else {
@@ -176,7 +245,7 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileRes
 		var err error
 		go func() {
 			defer close(found)
-			_, err = discoverEach(req.Paths, req.Due, func(s Scheduled) { found <- s })
+			_, err = discoverEach(f.Paths, f.Due, func(s Scheduled) { found <- s })
 		}()
 		for s := range found {
 			handle(s)
@@ -186,7 +255,7 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (*ReconcileRes
 		}
 	}
 	if !next.IsZero() {
-		res.RequeueAfter = max(next.Sub(req.Now), 0)
+		res.RequeueAfter = max(next.Sub(f.Each.Now), 0)
 	}
 	return res, nil
 }
@@ -245,43 +314,6 @@ func columnErrors(wf *Object, plans []WindowPlan) error {
 		return errors.Join(errs...)
 	}
 	return nil
-}
-
-// runObject runs, one by one, the windows of an object's plan that run now.
-func (r *Runner) runObject(ctx context.Context, observer *Observer, s Scheduled, req Request, or *ObjectResult) {
-	for i := range or.Windows {
-		wp := or.Windows[i]
-		if !wp.Runs() {
-			continue
-		}
-		or.Due++
-		if len(or.Ran) >= req.MaxWindows || r.stopping() {
-			or.Waiting++ // the next reconcile starts with the first window that is not done
-			continue
-		}
-		var lease *lake.Lease
-		if r.Leases != nil {
-			held, done, err := r.leaseWindow(ctx, observer, s, &wp)
-			if err != nil {
-				or.Err = err
-				return
-			}
-			if held == nil {
-				if !done {
-					or.Leased++ // another process holds it
-				}
-				continue
-			}
-			lease = held
-		}
-		stopRenew := r.renew(ctx, lease)
-		out := r.Run(ctx, s.WF, wp.Window, RunOptions{Plan: &wp, Replace: wp.Action == v1.ActionReplace})
-		stopRenew()
-		or.Ran = append(or.Ran, out)
-		if req.OnRun != nil {
-			req.OnRun(*or, out)
-		}
-	}
 }
 
 // nextReconcile is when an object next needs a reconcile: the earliest retry one of its

@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/shell"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -116,4 +118,24 @@ func ended(l reconcile.LastRun, wf *Object) string {
 		return "incomplete"
 	}
 	return string(l.Outcome())
+}
+
+// BackfillCommand is the command that runs the windows of file from from to to: what the
+// status page, ldp schedule list and a missed window's hint all print.
+func BackfillCommand(file, from, to string) string {
+	return shell.Command("ldp", "backfill", file, "--from", from, "--to", to)
+}
+
+// MergePlans is the union of two plans' windows, in window order.
+func MergePlans(a, b []WindowPlan) []WindowPlan {
+	seen := map[v1.WindowKey]bool{}
+	var out []WindowPlan
+	for _, p := range append(slices.Clone(a), b...) {
+		if k := p.Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y WindowPlan) int { return x.Window.Start.Compare(y.Window.Start) })
+	return out
 }

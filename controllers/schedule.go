@@ -177,8 +177,8 @@ func (r *Runner) Tick(ctx context.Context, dir string, now time.Time, maxWindows
 }
 
 func (r *Runner) tickLocked(ctx context.Context, dir string, now time.Time, maxWindows int) (*TickResult, error) {
-	// Reconcile discovers the folder itself, planning each file while the next is validated.
-	rec, err := (&Reconciler{Runner: r}).Reconcile(ctx, Request{Paths: []string{dir}, Now: now, Due: true, MaxWindows: maxWindows})
+	// The fan-out discovers the folder itself, planning each file while the next is validated.
+	rec, err := (&Reconciler{Runner: r}).ReconcileFolder(ctx, r.tickOf(Folder{Paths: []string{dir}}, now, maxWindows))
 	if err != nil {
 		return nil, err
 	}
@@ -186,21 +186,29 @@ func (r *Runner) tickLocked(ctx context.Context, dir string, now time.Time, maxW
 }
 
 // tick ticks scheduled files already discovered (ldp watch keeps the last valid version of a
-// file in force while it is broken): one Reconcile of the windows due at now, and when the next
+// file in force while it is broken): one fan-out of the windows due at now, and when the next
 // reconcile is due. The caller holds the folder's lock.
 func (r *Runner) tick(ctx context.Context, found []Scheduled, now time.Time, maxWindows int) (*TickResult, time.Duration) {
-	if found == nil {
-		found = []Scheduled{}
-	}
-	rec, err := (&Reconciler{Runner: r}).Reconcile(ctx, Request{Objects: found, Now: now, Due: true, MaxWindows: maxWindows})
+	rec, err := (&Reconciler{Runner: r}).ReconcileFolder(ctx, r.tickOf(Folder{Objects: found}, now, maxWindows))
 	if err != nil {
 		return &TickResult{Files: []FileTick{}, Outcome: v1.Failed}, 0
 	}
 	return tickResult(rec), rec.RequeueAfter
 }
 
+// tickOf is f as a tick: the scheduled files, each with the windows due by its schedule at
+// now, at most maxWindows of them run, each under its lease when the runner takes leases.
+func (r *Runner) tickOf(f Folder, now time.Time, maxWindows int) Folder {
+	f.Due = true
+	f.Each = Request{Now: now, Run: WindowRuns{Mode: Sequential, Max: maxWindows}}
+	if r.Leases != nil {
+		f.Each.Run.Mode = Leased
+	}
+	return f
+}
+
 // tickResult is a tick's account of its reconcile, file by file.
-func tickResult(rec *ReconcileResult) *TickResult {
+func tickResult(rec *FolderResult) *TickResult {
 	res := &TickResult{Files: []FileTick{}}
 	for _, o := range rec.Objects {
 		ft := FileTick{File: o.File, Problems: o.Problems, Ran: o.Ran, Due: o.Due, Waiting: o.Waiting, Leased: o.Leased}

@@ -10,29 +10,32 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
-// applyOptions are ldp apply's: a Reconcile request that runs what is not done.
+// applyOptions are ldp apply's: a fan-out of Reconcile requests that run what is not done.
 type applyOptions struct {
 	reconcileFlags
 	dryRun bool
-	req    controllers.Request
+	req    controllers.Folder
 }
 
 func (o *applyOptions) Validate(cmd *cobra.Command, args []string) error {
 	var err error
 	o.req, err = o.request(cmd, "apply")
-	o.req.DryRun, o.req.ReadSources = o.dryRun, o.dryRun
+	o.req.Each.DryRun, o.req.Each.ReadSources = o.dryRun, o.dryRun
 	return err
 }
 
 func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	var results []*controllers.Result
-	o.req.OnRun = func(_ controllers.ObjectResult, res *controllers.Result) {
-		results = append(results, res)
+	o.req.Each.OnWindow = func(_ int, w controllers.WindowRun) {
+		if w.Result == nil {
+			return
+		}
+		results = append(results, w.Result)
 		if !o.out.JSON() {
-			printResult(s, res)
+			printResult(s, w.Result)
 		}
 	}
-	res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Reconcile(ctx, o.req)
+	res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).ReconcileFolder(ctx, o.req)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 // catalogTestOptions are ldp catalog test's.
@@ -22,7 +22,7 @@ func (o *catalogTestOptions) Validate(cmd *cobra.Command, args []string) error {
 }
 
 func (o *catalogTestOptions) Run(ctx context.Context, s *streams) error {
-	id, steps, err := controllers.CatalogTest(ctx, o.spec)
+	id, steps, err := tables.CatalogTest(ctx, o.spec)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (o *catalogRegisterOptions) Validate(_ *cobra.Command, args []string) error
 }
 
 func (o *catalogRegisterOptions) Run(ctx context.Context, s *streams) error {
-	ref, catalog, loc, err := controllers.CatalogRegister(ctx, o.spec, o.metadata)
+	ref, catalog, loc, err := tables.CatalogRegister(ctx, o.spec, o.metadata)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (o *catalogReindexOptions) Validate(_ *cobra.Command, args []string) error 
 }
 
 func (o *catalogReindexOptions) Run(ctx context.Context, s *streams) error {
-	ref, res, err := controllers.CatalogReindex(ctx, o.spec)
+	ref, res, err := tables.CatalogReindex(ctx, o.spec)
 	if err != nil {
 		return err
 	}

@@ -8,10 +8,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 // commitRow is one publish on main, as ldp commits prints it.
-type commitRow = controllers.Commit
+type commitRow = tables.Commit
 
 // commitsOptions are the flags and arguments of the command newCommitsCmd builds.
 type commitsOptions struct {
@@ -30,7 +31,7 @@ func (o *commitsOptions) Validate(cmd *cobra.Command, args []string) error {
 }
 
 func (o *commitsOptions) Run(ctx context.Context, s *streams) error {
-	rows, err := controllers.EnvCommits(ctx, o.args[0], o.key, o.env)
+	rows, err := tables.EnvCommits(ctx, o.args[0], o.key, o.env)
 	if err != nil {
 		return err
 	}

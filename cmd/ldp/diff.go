@@ -8,21 +8,21 @@ import (
 	"github.com/ldp-dev/ldp/controllers"
 )
 
-// diffOptions are ldp diff's: the Reconcile request of ldp apply, in dry run.
+// diffOptions are ldp diff's: the fan-out of ldp apply, in dry run.
 type diffOptions struct {
 	reconcileFlags
-	req controllers.Request
+	req controllers.Folder
 }
 
 func (o *diffOptions) Validate(cmd *cobra.Command, args []string) error {
 	var err error
 	o.req, err = o.request(cmd, "diff")
-	o.req.DryRun, o.req.ReadSources = true, true
+	o.req.Each.DryRun, o.req.Each.ReadSources = true, true
 	return err
 }
 
 func (o *diffOptions) Run(ctx context.Context, s *streams) error {
-	res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Reconcile(ctx, o.req)
+	res, err := (&controllers.Reconciler{Runner: runnerFor(s)}).ReconcileFolder(ctx, o.req)
 	if err != nil {
 		return err
 	}

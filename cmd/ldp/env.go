@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 func newEnvCmd(s *streams) *cobra.Command {
@@ -39,7 +39,7 @@ func validEnv(cmd *cobra.Command, env string) error {
 	if env == "" {
 		return nil
 	}
-	if err := controllers.CheckEnvName(env); err != nil {
+	if err := tables.CheckEnvName(env); err != nil {
 		return usageError(cmd, "--env: %v", err)
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 // envDeleteOptions are the flags and argument of ldp env delete.
@@ -35,14 +35,14 @@ then unreferenced and ldp maintain --orphans removes them. main is not touched.`
 
 func (o *envDeleteOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.name = args[0]
-	if err := controllers.CheckEnvName(o.name); err != nil {
+	if err := tables.CheckEnvName(o.name); err != nil {
 		return usageError(cmd, "%v", err)
 	}
 	return nil
 }
 
 func (o *envDeleteOptions) Run(ctx context.Context, s *streams) error {
-	from, err := controllers.EnvDelete(ctx, o.paths, o.name)
+	from, err := tables.EnvDelete(ctx, o.paths, o.name)
 	if err != nil {
 		return err
 	}

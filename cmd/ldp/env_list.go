@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 // envListOptions are the flags of ldp env list.
@@ -38,7 +38,7 @@ promote is a fast-forward).`,
 func (o *envListOptions) Validate(cmd *cobra.Command, _ []string) error { return o.out.validate(cmd) }
 
 func (o *envListOptions) Run(ctx context.Context, s *streams) error {
-	envs, err := controllers.EnvList(ctx, o.paths)
+	envs, err := tables.EnvList(ctx, o.paths)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 // maintainOptions are the flags and arguments of the command newMaintainCmd builds.
@@ -47,7 +47,7 @@ func (o *maintainOptions) Run(ctx context.Context, s *streams) error {
 		}
 		return usageError(o.cmd, "say what to do: --expire DAYS, --orphans or --keep-metadata-versions N")
 	}
-	rep, err := controllers.Maintain(ctx, o.args[0], &o.m)
+	rep, err := tables.Maintain(ctx, o.args[0], &o.m)
 	if err != nil {
 		return err
 	}

@@ -7,14 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 // promoteOptions are the flags and argument of ldp promote.
 type promoteOptions struct {
 	name  string
 	paths []string
-	opts  controllers.PromoteOptions
+	opts  tables.PromoteOptions
 	out   output
 }
 
@@ -56,7 +56,7 @@ Exit status: 0 promoted (or nothing to promote), 1 refused or an error.`,
 
 func (o *promoteOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.name = args[0]
-	if err := controllers.CheckEnvName(o.name); err != nil {
+	if err := tables.CheckEnvName(o.name); err != nil {
 		return usageError(cmd, "%v", err)
 	}
 	return o.out.validate(cmd)
@@ -64,7 +64,7 @@ func (o *promoteOptions) Validate(cmd *cobra.Command, args []string) error {
 
 func (o *promoteOptions) Run(ctx context.Context, s *streams) error {
 	o.opts.Hook = faultHook(s.Getenv)
-	res, err := controllers.Promote(ctx, o.paths, o.name, o.opts)
+	res, err := tables.Promote(ctx, o.paths, o.name, o.opts)
 	if err != nil {
 		return err
 	}
@@ -75,17 +75,17 @@ func (o *promoteOptions) Run(ctx context.Context, s *streams) error {
 	return nil
 }
 
-func printPromote(w io.Writer, res []*controllers.PromoteResult, dry bool) {
+func printPromote(w io.Writer, res []*tables.PromoteResult, dry bool) {
 	verb, done := "", "promoted"
 	if dry {
 		verb, done = "would be ", "to promote"
 	}
 	for _, r := range res {
 		switch r.Action {
-		case controllers.PromoteNoEnv:
+		case tables.PromoteNoEnv:
 			fmt.Fprintf(w, "%s: environment %s has not written it\n", r.Table, r.Env)
 			continue
-		case controllers.PromoteUpToDate:
+		case tables.PromoteUpToDate:
 			fmt.Fprintf(w, "%s: main already has every window of %s\n", r.Table, r.Env)
 			continue
 		}

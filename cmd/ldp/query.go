@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 type queryOptions struct {
@@ -57,7 +57,7 @@ func (o *queryOptions) Validate(cmd *cobra.Command, args []string) error {
 
 func (o *queryOptions) Run(ctx context.Context, s *streams) error {
 	o.s = s
-	cols, rows, err := controllers.EnvQuery(ctx, o.spec, o.sql, o.snapshot, o.env)
+	cols, rows, err := tables.EnvQuery(ctx, o.spec, o.sql, o.snapshot, o.env)
 	if err != nil {
 		return err
 	}

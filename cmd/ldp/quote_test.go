@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/report"
 	"github.com/ldp-dev/ldp/controllers/web"
 )
 
@@ -66,13 +67,13 @@ func TestPastedCommandsRunNothing(t *testing.T) {
 	defer os.Chdir(wd)
 	srv := httptest.NewServer((&web.Server{Paths: []string{"shop"}, Reconciler: &controllers.Reconciler{}, Now: func() time.Time { return mustTime(t, now) }}).Handler())
 	defer srv.Close()
-	var rep controllers.StatusReport
+	var rep report.StatusReport
 	getJSON(t, srv.URL+"/api/status", &rep)
 	if len(rep.Objects) != 1 || rep.Objects[0].Backfill == "" {
 		t.Fatalf("the page's report has no backfill command: %+v", rep.Objects)
 	}
 	add("the page's missed windows", rep.Objects[0].Backfill, fill)
-	var cell controllers.CellDetail
+	var cell report.CellDetail
 	getJSON(t, srv.URL+"/api/cell?"+url.Values{"file": {spec}, "start": {"2026-08-04T00:00:00Z"}, "task": {"orders"}}.Encode(), &cell)
 	add("the page's run it again", cell.Command, []string{"backfill", spec, "--from", "2026-08-04T00:00:00Z", "--to", "2026-08-05T00:00:00Z", "--replace"})
 

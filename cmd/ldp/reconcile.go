@@ -20,9 +20,10 @@ type reconcileFlags struct {
 	out           output
 }
 
-// request checks the flags of diff or apply (verb) and makes their Reconcile request.
-func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.Request, error) {
-	req := controllers.Request{Paths: f.files, Window: f.window, From: f.from, To: f.to, Now: now(), Replace: f.replace}
+// request checks the flags of diff or apply (verb) and makes their fan-out: a Reconcile request
+// for each object found.
+func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.Folder, error) {
+	req := controllers.Folder{Paths: f.files, Each: controllers.Request{Window: f.window, From: f.from, To: f.to, Now: now(), Replace: f.replace}}
 	switch {
 	case len(f.files) == 0:
 		return req, usageError(cmd, "name what to %s with -f, for example: ldp %s -f config/", verb, verb)
@@ -39,7 +40,7 @@ func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.R
 		if err != nil {
 			return req, usageError(cmd, "--now %q: want an ISO-8601 time with an offset, such as 2026-08-05T02:05:00Z", f.now)
 		}
-		req.Now = t
+		req.Each.Now = t
 	}
 	return req, nil
 }
@@ -56,7 +57,7 @@ type objectPlan struct {
 }
 
 // plansOf are the plans of the objects that could be planned, with display paths.
-func plansOf(res *controllers.ReconcileResult) []objectPlan {
+func plansOf(res *controllers.FolderResult) []objectPlan {
 	out := []objectPlan{}
 	for _, o := range res.Objects {
 		if o.Err != nil || len(o.Problems) > 0 {
@@ -73,7 +74,7 @@ func plansOf(res *controllers.ReconcileResult) []objectPlan {
 
 // badObjects is the error of the objects a reconcile could not plan: a single object's error
 // as it is, several together.
-func badObjects(res *controllers.ReconcileResult) error {
+func badObjects(res *controllers.FolderResult) error {
 	bad := res.Invalid()
 	errs, ok := bad.(controllers.ObjectErrors)
 	switch {

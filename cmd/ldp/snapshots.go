@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/tables"
 )
 
 // snapshotsOptions are the flags and arguments of the command newSnapshotsCmd builds.
@@ -29,7 +29,7 @@ func (o *snapshotsOptions) Validate(cmd *cobra.Command, args []string) error {
 }
 
 func (o *snapshotsOptions) Run(ctx context.Context, s *streams) error {
-	snaps, err := controllers.EnvSnapshots(ctx, o.args[0], o.env)
+	snaps, err := tables.EnvSnapshots(ctx, o.args[0], o.env)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/report"
 )
 
 // statusOptions are ldp status's.
@@ -32,7 +33,7 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	rep, err := (&controllers.Reconciler{Runner: runnerFor(s)}).Status(ctx, o.paths, t)
+	rep, err := report.Status(ctx, &controllers.Reconciler{Runner: runnerFor(s)}, o.paths, t)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 
 // statusCSV prints a row per object, task and state with its count of windows, states in
 // the order the row first reaches them; an invalid spec goes to stderr, and exits 1.
-func statusCSV(s *streams, rep *controllers.StatusReport) error {
+func statusCSV(s *streams, rep *report.StatusReport) error {
 	t := table{header: []string{"object", "file", "kind", "task", "state", "windows"}}
 	for _, ob := range rep.Objects {
 		for _, task := range ob.Tasks {

@@ -434,14 +434,11 @@ func (r *Reconciler) backfillPlans(ctx context.Context, planner *controllers.Rec
 	}
 	var out [][]reconcile.WindowPlan
 	for _, rg := range ranges {
-		res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, From: rg[0], To: rg[1], Now: now, DryRun: true})
-		if err == nil {
-			err = res.Objects[0].Err
-		}
+		res, err := planner.Reconcile(ctx, controllers.Request{Object: sc, From: rg[0], To: rg[1], Now: now, DryRun: true})
 		if err != nil {
 			return nil, fmt.Errorf("annotation %s, range %s/%s: %w", AnnotBackfill, rg[0], rg[1], err)
 		}
-		out = append(out, res.Objects[0].Windows)
+		out = append(out, res.Windows)
 	}
 	return out, nil
 }
@@ -544,15 +541,12 @@ func (r *Reconciler) load(ctx context.Context, obj k8s.Object, st *k8s.Status) (
 func (r *Reconciler) plan(ctx context.Context, obj k8s.Object, st *k8s.Status, sc controllers.Scheduled, now time.Time) (plans []reconcile.WindowPlan, ranges [][]reconcile.WindowPlan, ok bool) {
 	planner := &controllers.Reconciler{Runner: &controllers.Runner{Log: io.Discard}}
 	if sc.WF.Schedule != "" {
-		res, err := planner.Reconcile(ctx, controllers.Request{Objects: []controllers.Scheduled{sc}, Now: now, Due: true, DryRun: true})
-		if err == nil {
-			err = res.Objects[0].Err
-		}
+		res, err := planner.Reconcile(ctx, controllers.Request{Object: sc, Now: now, DryRun: true})
 		if err != nil {
 			r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, err))
 			return nil, nil, false
 		}
-		plans = res.Objects[0].Windows
+		plans = res.Windows
 	}
 	if status, err := controllers.StatusOf(ctx, sc, now, 1000); err == nil && sc.WF.Schedule != "" {
 		st.NextFire = ""

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/report"
 )
 
 //go:embed assets
@@ -39,8 +40,8 @@ type Server struct {
 	// Hosts are the names, besides localhost, that a request's Host may give (the host of
 	// --addr when it is a name). Any IP address may be given: DNS rebinding needs a name.
 	Hosts []string
-	// Status computes the report (a seam for tests); nil is the Reconciler's.
-	Status func(ctx context.Context, paths []string, now time.Time) (*controllers.StatusReport, error)
+	// Status computes the report (a seam for tests); nil is report.Status through Reconciler.
+	Status func(ctx context.Context, paths []string, now time.Time) (*report.StatusReport, error)
 
 	// flight makes the requests that arrive while the report is computed share that one
 	// computation; last is its answer, held (once, encoded) for the requests of the next
@@ -154,13 +155,15 @@ func (s *Server) report(ctx context.Context) *answer {
 func (s *Server) compute(ctx context.Context) *answer {
 	status := s.Status
 	if status == nil {
-		status = s.Reconciler.Status
+		status = func(ctx context.Context, paths []string, now time.Time) (*report.StatusReport, error) {
+			return report.Status(ctx, s.Reconciler, paths, now)
+		}
 	}
 	rep, err := status(ctx, s.Paths, s.now())
 	if err != nil {
 		return &answer{err: err, at: time.Now()}
 	}
-	s.Metrics.Observe(rep)
+	s.Metrics.Observe(rep.States(), len(rep.Invalid))
 	gen := rep.Generated
 	rep.Generated = time.Time{}
 	tagged, _ := json.Marshal(rep)
@@ -186,7 +189,7 @@ func (s *Server) cell(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such object on this page: "+file, http.StatusNotFound)
 		return
 	}
-	d, err := s.Reconciler.Cell(r.Context(), file, start, task, s.now())
+	d, err := report.Cell(r.Context(), s.Reconciler, file, start, task, s.now())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/controllers/report"
 )
 
 func pageOf(t *testing.T) (*Server, *atomic.Int64) {
@@ -27,12 +28,12 @@ func pageOf(t *testing.T) (*Server, *atomic.Int64) {
 	rec := &controllers.Reconciler{}
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	return &Server{Paths: []string{dir}, Reconciler: rec, Now: func() time.Time { return now },
-		Status: func(ctx context.Context, paths []string, now time.Time) (*controllers.StatusReport, error) {
+		Status: func(ctx context.Context, paths []string, now time.Time) (*report.StatusReport, error) {
 			computed.Add(1)
 			// Slow enough that every client asks while it is being computed, as a big
 			// object's plan is (10-70 s in issue 33).
 			time.Sleep(500 * time.Millisecond)
-			return rec.Status(ctx, paths, now)
+			return report.Status(ctx, rec, paths, now)
 		}}, &computed
 }
 

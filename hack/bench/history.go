@@ -80,8 +80,8 @@ func (c *config) history() ([]row, error) {
 		return nil
 	}
 	// The first window creates the table alone; the others go through one group driven as
-	// ldp backfill drives it (controllers.runGrouped): a CPU's worth of windows at work, ten a
-	// commit, the next batch written while one commits.
+	// ldp backfill drives it (controllers' window runner, Grouped): a CPU's worth of windows at
+	// work, ten a commit, the next batch written while one commits.
 	if err := publish(0, nil); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/ldp-dev/ldp/controllers"
+	statusreport "github.com/ldp-dev/ldp/controllers/report"
 	"github.com/ldp-dev/ldp/controllers/web"
 	"github.com/ldp-dev/ldp/reconcile"
 )
@@ -91,14 +91,14 @@ type drawn struct {
 }
 
 // syntheticReport is a status report of objects with two tasks each over windows hours.
-func syntheticReport(objects, windows int) *controllers.StatusReport {
+func syntheticReport(objects, windows int) *statusreport.StatusReport {
 	r := rand.New(rand.NewPCG(1, 2))
-	rep := &controllers.StatusReport{Generated: time.Now().UTC(), Invalid: []controllers.InvalidFile{}}
+	rep := &statusreport.StatusReport{Generated: time.Now().UTC(), Invalid: []statusreport.InvalidFile{}}
 	states := []reconcile.CellState{reconcile.CellFailed, reconcile.CellBlocked, reconcile.CellRetrying, reconcile.CellMissing}
 	for o := 0; o < objects; o++ {
-		ob := controllers.ObjectStatus{Name: fmt.Sprintf("feed_%d", o), File: fmt.Sprintf("specs/feed_%d.json", o), Kind: "Workflow",
+		ob := statusreport.ObjectStatus{Name: fmt.Sprintf("feed_%d", o), File: fmt.Sprintf("specs/feed_%d.json", o), Kind: "Workflow",
 			Schedule: "5 * * * *", Timezone: "Europe/Paris", Summary: map[string]int{},
-			Windows: controllers.WindowAxis{Count: windows, First: "2022-01-01T00:00:00Z", Steps: [][2]int64{{3600, int64(windows - 1)}}}}
+			Windows: statusreport.WindowAxis{Count: windows, First: "2022-01-01T00:00:00Z", Steps: [][2]int64{{3600, int64(windows - 1)}}}}
 		for _, task := range []string{"load", "model"} {
 			cells := make([]reconcile.CellState, windows)
 			for i := range cells {
@@ -110,7 +110,7 @@ func syntheticReport(objects, windows int) *controllers.StatusReport {
 			for _, s := range cells {
 				ob.Summary[string(s)]++
 			}
-			ob.Tasks = append(ob.Tasks, controllers.TaskRow{ID: task, Kind: "pipeline", Cells: reconcile.RunLength(cells)})
+			ob.Tasks = append(ob.Tasks, statusreport.TaskRow{ID: task, Kind: "pipeline", Cells: reconcile.RunLength(cells)})
 		}
 		rep.Objects = append(rep.Objects, ob)
 	}

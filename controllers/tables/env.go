@@ -1,4 +1,4 @@
-package controllers
+package tables
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
@@ -58,7 +59,7 @@ func envTables(paths []string) ([]envTable, error) {
 		if c.TooLarge && !c.Explicit {
 			continue
 		}
-		wf, err := LoadWorkflow(c.Path)
+		wf, err := controllers.LoadWorkflow(c.Path)
 		if err != nil {
 			if c.Explicit {
 				return nil, err
@@ -197,35 +198,4 @@ func isRefusal(err error) bool {
 	var audit *lake.AuditError
 	var rebase *lake.RebaseError
 	return errors.As(err, &moved) || errors.As(err, &audit) || errors.As(err, &rebase)
-}
-
-// EnvSnapshots lists the snapshots on environment env's branch of the spec's table, oldest
-// first: main's up to the fork and the environment's own. An environment that has not
-// written the table lists main's.
-func EnvSnapshots(ctx context.Context, path, env string) ([]Snapshot, error) {
-	if env == "" {
-		return Snapshots(ctx, path)
-	}
-	if err := lake.CheckEnvName(env); err != nil {
-		return nil, err
-	}
-	_, tbl, err := targetTable(ctx, path, "snapshots")
-	if err != nil {
-		return nil, err
-	}
-	view, _, err := lake.OnEnv(tbl, env)
-	if err != nil {
-		return nil, err
-	}
-	on := map[int64]bool{}
-	for _, s := range lake.Ancestry(view) {
-		on[s.SnapshotID] = true
-	}
-	out := []Snapshot{}
-	for _, s := range lake.Snapshots(tbl) {
-		if on[s.ID] {
-			out = append(out, s)
-		}
-	}
-	return out, nil
 }

@@ -1,4 +1,4 @@
-package controllers
+package tables
 
 import (
 	"cmp"
@@ -13,17 +13,13 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
-	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
-
-// LoadPipeline validates a spec file as ldp validate does and returns its Pipeline.
-func LoadPipeline(path string) (*v1.Pipeline, error) { return specs.LoadPipeline(path) }
 
 // targetTable validates a spec and loads its Iceberg target table, read-only; what names the
 // command's subject in the error for a file target ("snapshots", "commits").
 func targetTable(ctx context.Context, path, what string) (*v1.Pipeline, *table.Table, error) {
-	p, err := LoadPipeline(path)
+	p, err := specs.LoadPipeline(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,22 +129,33 @@ func int64Of(s string) *int64 {
 	return &n
 }
 
-// SinksFor returns a pipeline's event sinks: its ledger and the sinks its spec declares.
-func SinksFor(p *v1.Pipeline, version string, getenv func(string) string) []ledger.Sink {
-	var ss []ledger.SinkSpec
-	if o := p.Metadata.Observability; o != nil {
-		for _, s := range o.Sinks {
-			spec := ledger.SinkSpec{Type: s.Type, Path: s.Path, URL: s.URL, APIKeyEnv: s.APIKeyEnv, Namespace: s.Namespace}
-			if s.TimeoutS != nil {
-				spec.TimeoutS = *s.TimeoutS
-			}
-			ss = append(ss, spec)
+// EnvSnapshots lists the snapshots on environment env's branch of the spec's table, oldest
+// first: main's up to the fork and the environment's own. An environment that has not
+// written the table lists main's.
+func EnvSnapshots(ctx context.Context, path, env string) ([]Snapshot, error) {
+	if env == "" {
+		return Snapshots(ctx, path)
+	}
+	if err := lake.CheckEnvName(env); err != nil {
+		return nil, err
+	}
+	_, tbl, err := targetTable(ctx, path, "snapshots")
+	if err != nil {
+		return nil, err
+	}
+	view, _, err := lake.OnEnv(tbl, env)
+	if err != nil {
+		return nil, err
+	}
+	on := map[int64]bool{}
+	for _, s := range lake.Ancestry(view) {
+		on[s.SnapshotID] = true
+	}
+	out := []Snapshot{}
+	for _, s := range lake.Snapshots(tbl) {
+		if on[s.ID] {
+			out = append(out, s)
 		}
 	}
-	return ledger.SinksFor(p.Path, ss, version, getenv)
+	return out, nil
 }
-
-// FlushEvents waits, at most a sink's timeout, for the events still on their way to the
-// OpenLineage endpoints, and returns the warnings of those that failed: what a command does
-// before it exits.
-func FlushEvents() []string { return ledger.Flush() }

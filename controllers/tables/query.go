@@ -1,4 +1,4 @@
-package controllers
+package tables
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/engine"
 	"github.com/ldp-dev/ldp/internal/formats"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -97,7 +98,7 @@ func registerWorkflow(ctx context.Context, db *engine.DB, path string, snapshot 
 	if snapshot != 0 {
 		return fmt.Errorf("--snapshot reads one table; name its dataset config rather than the workflow")
 	}
-	wf, err := LoadWorkflow(path)
+	wf, err := controllers.LoadWorkflow(path)
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,15 @@
-package controllers
+package report
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/controllers"
 	"github.com/ldp-dev/ldp/internal/cronx"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/shell"
@@ -22,6 +24,18 @@ type StatusReport struct {
 	Generated time.Time      `json:"generated"`
 	Objects   []ObjectStatus `json:"objects"`
 	Invalid   []InvalidFile  `json:"invalid"`
+}
+
+// States are the report's objects by name, each with its windows by state: what the window
+// gauges of controllers.Metrics show.
+func (r *StatusReport) States() iter.Seq2[string, map[string]int] {
+	return func(yield func(string, map[string]int) bool) {
+		for _, o := range r.Objects {
+			if !yield(o.Name, o.Summary) {
+				return
+			}
+		}
+	}
 }
 
 // InvalidFile is a spec the report could not plan, with its problems as file:line:col lines.
@@ -79,7 +93,7 @@ type WaitingWindow struct {
 // waitingOf is the window of wf not finished at now that status shows: the first of the
 // grid's, else the window of the first fire after now whose window is not finished, else (no
 // schedule) the window that holds now.
-func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *WaitingWindow {
+func waitingOf(wf *controllers.Object, plans []controllers.WindowPlan, next time.Time, now time.Time) *WaitingWindow {
 	out := func(w v1.LogicalWindow, runs time.Time) *WaitingWindow {
 		if !wf.End.IsZero() && w.End.After(wf.End) {
 			return nil // past the schedule's end no window is expected, so none waits
@@ -103,7 +117,7 @@ func waitingOf(wf *Object, plans []WindowPlan, next time.Time, now time.Time) *W
 		// the window not finished is then a later fire's.
 		spec, err := wf.Cron()
 		for i := 0; err == nil && i < 4; i++ {
-			w, werr := WindowOfFire(wf, next)
+			w, werr := controllers.WindowOfFire(wf, next)
 			if werr != nil {
 				return nil
 			}
@@ -154,13 +168,13 @@ type CellMark struct {
 }
 
 // Status builds the report of the objects under paths at now.
-func (r *Reconciler) Status(ctx context.Context, paths []string, now time.Time) (*StatusReport, error) {
-	found, _, err := Discover(paths, false)
+func Status(ctx context.Context, r *controllers.Reconciler, paths []string, now time.Time) (*StatusReport, error) {
+	found, _, err := controllers.Discover(paths, false)
 	if err != nil {
 		return nil, err
 	}
 	rep := &StatusReport{Generated: now.UTC(), Objects: []ObjectStatus{}, Invalid: []InvalidFile{}}
-	obs := new(Observer)
+	obs := new(controllers.Observer)
 	defer obs.Close()
 	for _, sc := range found {
 		if len(sc.Problems) > 0 {
@@ -171,7 +185,7 @@ func (r *Reconciler) Status(ctx context.Context, paths []string, now time.Time) 
 			rep.Invalid = append(rep.Invalid, inv)
 			continue
 		}
-		rep.Objects = append(rep.Objects, r.objectStatus(ctx, obs, sc, now))
+		rep.Objects = append(rep.Objects, objectStatus(ctx, r, obs, sc, now))
 	}
 	return rep, nil
 }
@@ -179,7 +193,7 @@ func (r *Reconciler) Status(ctx context.Context, paths []string, now time.Time) 
 // gridPlans plans an object's columns, with its schedule's status: every window of a fire
 // since its start or the first window its ledger holds, done or not (StatusOf's one
 // observation). An object with no schedule has the range of the windows its ledger holds.
-func (r *Reconciler) gridPlans(ctx context.Context, obs *Observer, sc Scheduled, now time.Time) ([]WindowPlan, *ScheduleStatus, error) {
+func gridPlans(ctx context.Context, r *controllers.Reconciler, obs *controllers.Observer, sc controllers.Scheduled, now time.Time) ([]controllers.WindowPlan, *controllers.ScheduleStatus, error) {
 	if sc.WF.Schedule != "" {
 		st, err := obs.StatusOf(ctx, sc, now, 1000)
 		if err != nil {
@@ -207,18 +221,15 @@ func (r *Reconciler) gridPlans(ctx context.Context, obs *Observer, sc Scheduled,
 	if first == "" || sc.WF.Size() == "" {
 		return nil, nil, nil
 	}
-	res, err := r.Reconcile(ctx, Request{Objects: []Scheduled{sc}, From: first, To: last, Now: now, DryRun: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	return res.Objects[0].Windows, nil, res.Objects[0].Err
+	res, err := r.Reconcile(ctx, controllers.Request{Object: sc, From: first, To: last, Now: now, DryRun: true})
+	return res.Windows, nil, err
 }
 
-func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Scheduled, now time.Time) ObjectStatus {
+func objectStatus(ctx context.Context, r *controllers.Reconciler, obs *controllers.Observer, sc controllers.Scheduled, now time.Time) ObjectStatus {
 	wf := sc.WF
 	ob := ObjectStatus{Name: wf.Name, File: sc.Path, Kind: wf.Kind(), Schedule: wf.Schedule, Timezone: wf.Window.Location.String(),
 		Summary: map[string]int{}, Tasks: []TaskRow{}, Windows: WindowAxis{Steps: [][2]int64{}}}
-	plans, st, err := r.gridPlans(ctx, obs, sc, now)
+	plans, st, err := gridPlans(ctx, r, obs, sc, now)
 	if err != nil {
 		ob.Error = err.Error()
 		return ob
@@ -234,7 +245,7 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 			ob.Missed = append(ob.Missed, m.Key())
 		}
 		if n := len(st.Missed); n > 0 && wf.Size() != "" {
-			ob.Backfill = BackfillCommand(sc.Path, st.Missed[0].Start, st.Missed[n-1].End)
+			ob.Backfill = controllers.BackfillCommand(sc.Path, st.Missed[0].Start, st.Missed[n-1].End)
 		}
 	}
 	ob.Windows = axisOf(plans, wf)
@@ -273,7 +284,7 @@ func (r *Reconciler) objectStatus(ctx context.Context, obs *Observer, sc Schedul
 }
 
 // windowCell is a whole window's state for the summary bar: the worst of its tasks' cells.
-func windowCell(p WindowPlan, tasks []OrderedTask, now time.Time) reconcile.CellState {
+func windowCell(p controllers.WindowPlan, tasks []controllers.OrderedTask, now time.Time) reconcile.CellState {
 	cells := make([]reconcile.CellState, len(tasks))
 	for i, t := range tasks {
 		cells[i] = reconcile.Cell(p, t.ID, now)
@@ -282,7 +293,7 @@ func windowCell(p WindowPlan, tasks []OrderedTask, now time.Time) reconcile.Cell
 }
 
 // axisOf encodes the plans' window starts by step, and marks the odd days.
-func axisOf(plans []WindowPlan, wf *Object) WindowAxis {
+func axisOf(plans []controllers.WindowPlan, wf *controllers.Object) WindowAxis {
 	ax := WindowAxis{Count: len(plans), Steps: [][2]int64{}}
 	for i, p := range plans {
 		if i == 0 {
@@ -300,26 +311,6 @@ func axisOf(plans []WindowPlan, wf *Object) WindowAxis {
 		}
 	}
 	return ax
-}
-
-// BackfillCommand is the command that runs the windows of file from from to to: what the
-// status page, ldp schedule list and a missed window's hint all print.
-func BackfillCommand(file, from, to string) string {
-	return shell.Command("ldp", "backfill", file, "--from", from, "--to", to)
-}
-
-// MergePlans is the union of two plans' windows, in window order.
-func MergePlans(a, b []WindowPlan) []WindowPlan {
-	seen := map[v1.WindowKey]bool{}
-	var out []WindowPlan
-	for _, p := range append(slices.Clone(a), b...) {
-		if k := p.Key(); !seen[k] {
-			seen[k] = true
-			out = append(out, p)
-		}
-	}
-	slices.SortStableFunc(out, func(x, y WindowPlan) int { return x.Window.Start.Compare(y.Window.Start) })
-	return out
 }
 
 // CellDetail is what the page shows of one cell: the keys and runs behind it, its last try's
@@ -369,8 +360,8 @@ type CheckResult struct {
 }
 
 // Cell details the cell of task in the window starting at start of the object in file.
-func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now time.Time) (*CellDetail, error) {
-	found, _, err := Discover([]string{file}, false)
+func Cell(ctx context.Context, r *controllers.Reconciler, file, start, task string, now time.Time) (*CellDetail, error) {
+	found, _, err := controllers.Discover([]string{file}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -378,13 +369,13 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 		return nil, fmt.Errorf("%s is not a valid spec: %s says why", file, shell.Command("ldp", "validate", file))
 	}
 	sc := found[0]
-	obs := new(Observer)
+	obs := new(controllers.Observer)
 	defer obs.Close()
-	plans, _, err := r.gridPlans(ctx, obs, sc, now)
+	plans, _, err := gridPlans(ctx, r, obs, sc, now)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(plans, func(p WindowPlan) bool { return p.Start == start })
+	i := slices.IndexFunc(plans, func(p controllers.WindowPlan) bool { return p.Start == start })
 	if i < 0 {
 		return nil, fmt.Errorf("%s has no window starting at %s", file, start)
 	}
@@ -395,7 +386,7 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 			d.Key = t.Key
 		}
 	}
-	d.Command = BackfillCommand(sc.Path, p.Start, p.End)
+	d.Command = controllers.BackfillCommand(sc.Path, p.Start, p.End)
 	if d.State == reconcile.CellPublished {
 		d.Command += " --replace"
 	}
@@ -408,7 +399,7 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 	}
 	for _, run := range hist[d.Window] {
 		if c := reconcile.TryCell(run, task); c != "" {
-			d.Tries = append(d.Tries, Try{RunID: run.RunID, Attempt: run.Attempt, TryState: c, taskRunID: TaskRunID(run.RunID, task)})
+			d.Tries = append(d.Tries, Try{RunID: run.RunID, Attempt: run.Attempt, TryState: c, taskRunID: controllers.TaskRunID(run.RunID, task)})
 		}
 	}
 	if len(d.Tries) == 0 {
@@ -419,7 +410,7 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 	// resumed run's task events follow its own workflow.started.
 	attempt := map[string]int{}
 	for _, e := range events {
-		if e.Type == WorkflowStarted {
+		if e.Type == controllers.WorkflowStarted {
 			attempt[e.RunID] = e.Attempt
 		}
 		for k := range d.Tries {
@@ -429,7 +420,7 @@ func (r *Reconciler) Cell(ctx context.Context, file, start, task string, now tim
 			if own {
 				tr.event(e)
 			}
-			if run && e.Type == WorkflowStarted {
+			if run && e.Type == controllers.WorkflowStarted {
 				tr.Started = e.TS.UTC().Format(time.RFC3339)
 			}
 			if p, ok := ledger.As[ledger.TaskFinishedPayload](e); run && ok && p.Task == task && p.Error != "" && tr.Error == "" {
