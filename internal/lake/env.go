@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"sort"
@@ -14,7 +15,6 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 )
 
@@ -249,33 +249,12 @@ func (c *Catalog) publishEnv(ctx context.Context, db *engine.DB, relation string
 	if err != nil {
 		return nil, err
 	}
-	mode := v1.ParseWriteMode(string(o.Mode))
-	if mode == "" {
-		mode = v1.WriteAppend
-	}
-	res := &PublishResult{Key: o.Key, WriteResult: WriteResult{Table: ref.String(), Mode: mode}}
-	if tbl, err := c.Load(ctx, ref); err == nil {
-		if s, err := FindEnvKey(ctx, tbl, o.Env, o.Key, o.Now()); err != nil {
-			return nil, err
-		} else if s != nil {
-			return skipped(res, s), nil
-		}
-		if err := CheckFence(tbl, o.RunID, o.Attempt); err != nil {
-			return nil, err
-		}
-	} else if _, nf := err.(*NotFoundError); !nf {
-		return nil, err
-	}
-	if o.Owner.PID == 0 {
-		o.Owner = Self()
-		o.Owner.RunID, o.Owner.Attempt = o.RunID, o.Attempt
-	}
-	b, err := c.prepare(ctx, db, relation, ref, o.WriteOptions)
-	if err != nil {
-		return nil, err
+	res, b, err := c.begin(ctx, db, relation, ref, &o)
+	if err != nil || b == nil {
+		return res, err
 	}
 	defer b.release()
-	res.RowsWritten = b.rows
+	mode := res.Mode
 	if err := c.ensureBase(ctx, b.table); err != nil {
 		return nil, err
 	}
@@ -457,19 +436,26 @@ type EnvInfo struct {
 	Behind int `json:"main_moved"`
 }
 
+// envHeads yields each environment's name and the head of its branch on tbl.
+func envHeads(tbl *table.Table) iter.Seq2[string, *table.Snapshot] {
+	return func(yield func(string, *table.Snapshot) bool) {
+		for name, r := range tbl.Metadata().Refs() {
+			env, ok := strings.CutPrefix(name, EnvPrefix)
+			if !ok || r.SnapshotRefType != table.BranchRef {
+				continue
+			}
+			if head := tbl.SnapshotByID(r.SnapshotID); head != nil && !yield(env, head) {
+				return
+			}
+		}
+	}
+}
+
 // Envs lists the environments on tbl, by name.
 func Envs(tbl *table.Table) []EnvInfo {
 	var out []EnvInfo
 	main := Ancestry(tbl)
-	for name, r := range tbl.Metadata().Refs() {
-		env, ok := strings.CutPrefix(name, EnvPrefix)
-		if !ok || r.SnapshotRefType != table.BranchRef {
-			continue
-		}
-		head := tbl.SnapshotByID(r.SnapshotID)
-		if head == nil {
-			continue
-		}
+	for env, head := range envHeads(tbl) {
 		l := lineOf(tbl, env, head)
 		info := EnvInfo{Name: env, Table: refOf(tbl).String(), Head: head.SnapshotID, Windows: []EnvWindow{}}
 		for i := len(l.own) - 1; i >= 0; i-- {
@@ -496,15 +482,7 @@ func Envs(tbl *table.Table) []EnvInfo {
 // manifests) and a promote can still find its fork.
 func EnvLive(tbl *table.Table) map[int64]bool {
 	out := map[int64]bool{}
-	for name, r := range tbl.Metadata().Refs() {
-		env, ok := strings.CutPrefix(name, EnvPrefix)
-		if !ok || r.SnapshotRefType != table.BranchRef {
-			continue
-		}
-		head := tbl.SnapshotByID(r.SnapshotID)
-		if head == nil {
-			continue
-		}
+	for env, head := range envHeads(tbl) {
 		l := lineOf(tbl, env, head)
 		for _, s := range l.own {
 			out[s.SnapshotID] = true

@@ -156,6 +156,39 @@ func walkMain(tbl *table.Table) (chain []*table.Snapshot, missing *int64) {
 	return chain, nil
 }
 
+// begin is the start Publish and publishEnv share: a key already on main (or on o.Env's
+// branch) is done, so nothing is read or written and the result says skipped with no batch;
+// otherwise older attempts are fenced and the rows are staged in a batch the caller releases.
+func (c *Catalog) begin(ctx context.Context, db *engine.DB, relation string, ref Ref, o *PublishOptions) (*PublishResult, *batch, error) {
+	mode := v1.ParseWriteMode(string(o.Mode))
+	if mode == "" {
+		mode = v1.WriteAppend
+	}
+	res := &PublishResult{Key: o.Key, WriteResult: WriteResult{Table: ref.String(), Mode: mode}}
+	if tbl, err := c.Load(ctx, ref); err == nil {
+		if s, err := FindEnvKey(ctx, tbl, o.Env, o.Key, o.Now()); err != nil {
+			return nil, nil, err
+		} else if s != nil {
+			return skipped(res, s), nil, nil
+		}
+		if err := CheckFence(tbl, o.RunID, o.Attempt); err != nil {
+			return nil, nil, err
+		}
+	} else if _, nf := err.(*NotFoundError); !nf {
+		return nil, nil, err
+	}
+	if o.Owner.PID == 0 {
+		o.Owner = Self()
+		o.Owner.RunID, o.Owner.Attempt = o.RunID, o.Attempt
+	}
+	b, err := c.prepare(ctx, db, relation, ref, o.WriteOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.RowsWritten = b.rows
+	return res, b, nil
+}
+
 // Publish writes the rows of relation to ref exactly once for o.Key, through the staged
 // protocol: fence older attempts of the run, find the key on main, stage the write on a private
 // branch forked from main, and move main to it in one catalog commit that asserts main did not
@@ -167,34 +200,12 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 	if o.Env != "" {
 		return c.publishEnv(ctx, db, relation, ref, o)
 	}
-	mode := v1.ParseWriteMode(string(o.Mode))
-	if mode == "" {
-		mode = v1.WriteAppend
-	}
-	res := &PublishResult{Key: o.Key, WriteResult: WriteResult{Table: ref.String(), Mode: mode}}
-	// A key already on main is done: nothing is read or written.
-	if tbl, err := c.Load(ctx, ref); err == nil {
-		if s, err := FindKey(tbl, o.Key, o.Now()); err != nil {
-			return nil, err
-		} else if s != nil {
-			return skipped(res, s), nil
-		}
-		if err := CheckFence(tbl, o.RunID, o.Attempt); err != nil {
-			return nil, err
-		}
-	} else if _, nf := err.(*NotFoundError); !nf {
-		return nil, err
-	}
-	if o.Owner.PID == 0 {
-		o.Owner = Self()
-		o.Owner.RunID, o.Owner.Attempt = o.RunID, o.Attempt
-	}
-	b, err := c.prepare(ctx, db, relation, ref, o.WriteOptions)
-	if err != nil {
-		return nil, err
+	res, b, err := c.begin(ctx, db, relation, ref, &o)
+	if err != nil || b == nil {
+		return res, err
 	}
 	defer b.release()
-	res.RowsWritten = b.rows
+	mode := res.Mode
 	tmp, bs, tbl := b.tmp, b.schema, b.table
 	if b.rows > 0 && groupable(o, mode, tbl, bs) {
 		return c.publishGrouped(ctx, db, relation, ref, b, o, res)
