@@ -12,23 +12,44 @@ package initgc
 import (
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 )
 
 // off is set when the init turned collection off, so Done restores only what it changed.
 var off bool
 
+// atOff is the count of finished collections when the init turned collection off, and
+// whileOff the collections that finished between then and Done: a test's measure of this
+// package's purpose, read from the runtime's own counter rather than from GODEBUG's trace,
+// whose lines a collection under way at the init can print after the init's line.
+var atOff, whileOff uint64
+
+// cycles is the number of collections the runtime has finished.
+func cycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
 func init() {
 	// A GOGC the user set is theirs: the runtime applied it before any init.
 	if _, set := os.LookupEnv("GOGC"); !set {
+		// SetGCPercent(-1) waits for a collection under way to finish, so atOff counts it.
 		debug.SetGCPercent(-1)
 		off = true
 	}
+	atOff = cycles()
 }
 
 // Done turns collection back on at the runtime's default (GOGC unset is 100).
 func Done() {
+	whileOff = cycles() - atOff
 	if off {
 		off = false
 		debug.SetGCPercent(100)
 	}
 }
+
+// CollectedWhileOff is the number of collections that finished while the init's setting held,
+// between this package's init and Done (zero unless something forced one, or GOGC was set).
+func CollectedWhileOff() uint64 { return whileOff }
