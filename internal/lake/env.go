@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 )
 
@@ -51,7 +53,7 @@ const (
 	PromotedFromProp = "ldp.promoted-from"
 )
 
-var envName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+var envName = regexp.MustCompile(v1.EnvNamePattern)
 
 // EnvNameError is an environment name that breaks the naming rule.
 type EnvNameError struct{ Name string }
@@ -423,6 +425,91 @@ func (w EnvWindow) String() string {
 		return name + " (no key)"
 	}
 	return name
+}
+
+// EnvDiffWindow is one window of an environment as ldp diff --env shows it.
+type EnvDiffWindow struct {
+	EnvWindow
+	// RowsDeleted are the rows the window's snapshot removed (an overwrite's, an upsert's).
+	RowsDeleted int64 `json:"rows_deleted"`
+	// Checks is "failed" for a window published although its checks failed (on_failure
+	// "warn"), "passed" otherwise: a window whose checks held it back was never published.
+	Checks string `json:"checks"`
+}
+
+// EnvDiffResult is what main of one table lacks that an environment has.
+type EnvDiffResult struct {
+	Table string `json:"table"`
+	Env   string `json:"env"`
+	// Written is false when the environment has not written the table: main lacks nothing.
+	Written bool `json:"written"`
+	// Promote is what ldp promote would do: PromoteFastForward, PromoteRebase (main moved:
+	// it needs --rebase), PromoteUpToDate or PromoteNoEnv.
+	Promote string `json:"promote"`
+	// MainMoved is how many snapshots main published since the fork.
+	MainMoved int `json:"main_moved"`
+	// Lacks are the environment's windows whose keys main does not have, OnMain those it has;
+	// each sorted by window, key and snapshot.
+	Lacks  []EnvDiffWindow `json:"lacks"`
+	OnMain []EnvDiffWindow `json:"on_main"`
+}
+
+// EnvDiff is what main of tbl lacks that environment env has, window by window: each of the
+// environment's own snapshots, by whether main has its key (a promote would skip it), with
+// its rows and its checks.
+func EnvDiff(tbl *table.Table, env string, now time.Time) (*EnvDiffResult, error) {
+	if err := CheckEnvName(env); err != nil {
+		return nil, err
+	}
+	res := &EnvDiffResult{Table: refOf(tbl).String(), Env: env, Promote: PromoteNoEnv, Lacks: []EnvDiffWindow{}, OnMain: []EnvDiffWindow{}}
+	head := EnvHead(tbl, env)
+	if head == nil {
+		return res, nil
+	}
+	res.Written = true
+	l := lineOf(tbl, env, head)
+	for _, s := range l.own {
+		w := EnvDiffWindow{EnvWindow: envWindow(s), Checks: "passed"}
+		if w.ChecksFailed {
+			w.Checks = ChecksFailed
+		}
+		if s.Summary != nil {
+			w.RowsDeleted, _ = strconv.ParseInt(s.Summary.Properties["deleted-records"], 10, 64)
+		}
+		var found *table.Snapshot
+		if w.Key != "" {
+			var err error
+			if found, err = FindKey(tbl, w.Key, now); err != nil {
+				return nil, err
+			}
+		}
+		if found != nil {
+			res.OnMain = append(res.OnMain, w)
+		} else {
+			res.Lacks = append(res.Lacks, w)
+		}
+	}
+	for _, ws := range [][]EnvDiffWindow{res.Lacks, res.OnMain} {
+		slices.SortFunc(ws, func(a, b EnvDiffWindow) int {
+			return cmp.Or(cmp.Compare(a.Window, b.Window), cmp.Compare(a.Key, b.Key), cmp.Compare(a.SnapshotID, b.SnapshotID))
+		})
+	}
+	main := tbl.CurrentSnapshot()
+	for _, s := range Ancestry(tbl) {
+		if l.meet != nil && s.SnapshotID == l.meet.SnapshotID {
+			break
+		}
+		res.MainMoved++
+	}
+	switch {
+	case len(res.Lacks) == 0:
+		res.Promote = PromoteUpToDate
+	case l.meet != nil && main != nil && l.meet.SnapshotID == main.SnapshotID:
+		res.Promote = PromoteFastForward
+	default:
+		res.Promote = PromoteRebase
+	}
+	return res, nil
 }
 
 // EnvInfo is what an environment holds on one table.

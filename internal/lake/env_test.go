@@ -383,3 +383,50 @@ func TestEnvKeysStopAtTheFork(t *testing.T) {
 		t.Errorf("dev: %v rows, want 9", got)
 	}
 }
+
+// TestEnvDiff: what main lacks of dev, window by window and sorted, with its rows, operation
+// and checks; a window main published itself is on main; the promote's action follows main.
+func TestEnvDiff(t *testing.T) {
+	f := newFixture(t)
+	f.publishWindow(t, "", 0, nil)
+	tbl, err := f.cat.Load(f.ctx, f.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := EnvDiff(tbl, "dev", time.Now()); err != nil || d.Written || d.Promote != PromoteNoEnv || len(d.Lacks) != 0 {
+		t.Fatalf("an environment that has not written the table: %+v %v", d, err)
+	}
+	for _, i := range []int{3, 1, 2} {
+		f.publishWindow(t, "dev", i, nil)
+	}
+	f.publishWindow(t, "dev", 4, map[string]string{ChecksProp: ChecksFailed})
+	tbl, _ = f.cat.Load(f.ctx, f.ref)
+	d, err := EnvDiff(tbl, "dev", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range d.Lacks {
+		got = append(got, fmt.Sprintf("%s %s %s %d %s", w.Window, w.Key, w.Operation, w.Rows, w.Checks))
+	}
+	want := []string{"w01 key-01 append 3 passed", "w02 key-02 append 3 passed", "w03 key-03 append 3 passed", "w04 key-04 append 3 failed"}
+	if fmt.Sprint(got) != fmt.Sprint(want) || d.Promote != PromoteFastForward || d.MainMoved != 0 || len(d.OnMain) != 0 {
+		t.Fatalf("diff %v (%s, main moved %d), want %v", got, d.Promote, d.MainMoved, want)
+	}
+	f.publishWindow(t, "", 2, nil) // main publishes window 2 itself
+	tbl, _ = f.cat.Load(f.ctx, f.ref)
+	d, err = EnvDiff(tbl, "dev", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Lacks) != 3 || len(d.OnMain) != 1 || d.OnMain[0].Window != "w02" || d.Promote != PromoteRebase || d.MainMoved != 1 {
+		t.Fatalf("diff after main moved: %+v", d)
+	}
+	if _, err := f.cat.Promote(f.ctx, f.ref, "dev", PromoteOptions{Rebase: true, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = f.cat.Load(f.ctx, f.ref)
+	if d, err = EnvDiff(tbl, "dev", time.Now()); err != nil || len(d.Lacks) != 0 || len(d.OnMain) != 4 || d.Promote != PromoteUpToDate {
+		t.Fatalf("diff after the promote: %+v %v", d, err)
+	}
+}
