@@ -466,3 +466,14 @@ func TestEnvDiff(t *testing.T) {
 		t.Fatalf("diff after the promote: %+v %v", d, err)
 	}
 }
+
+// TestRebaseReplaysAWholeTableOverwrite: an overwrite of the whole table in dev replaces, on a
+// main that moved, everything main holds now: the write mode says so.
+func TestRebaseReplaysAWholeTableOverwrite(t *testing.T) {
+	f := newFixture(t)
+	f.publishWindow(t, "", 0, nil)
+	f.batch(t, rideCols, "(7, 'NYC', 7.0)")
+	f.publish(t, PublishOptions{Key: "all", RunID: "all", Env: "dev", WriteOptions: WriteOptions{Mode: "overwrite"}})
+	f.publishWindow(t, "", 5, nil)
+	rebaseOnce(t, f, "all", "7:7.0")
+}
