@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -35,6 +36,8 @@ type BackfillOptions struct {
 	Replace       bool
 	DryRun        bool
 	StopOnFailure bool
+	// Env runs the range in that environment (Request.Env).
+	Env string
 	// Batch is how many windows publish in one catalog commit (0 is lake.DefaultGroupSize;
 	// 1 runs the windows one by one, as StopOnFailure always does).
 	Batch int
@@ -77,6 +80,7 @@ type BackfillWindow struct {
 type BackfillResult struct {
 	Workflow string                 `json:"workflow"`
 	File     string                 `json:"file"`
+	Env      string                 `json:"env,omitempty"`
 	Windows  []BackfillWindow       `json:"windows"`
 	States   map[v1.WindowState]int `json:"states"`
 	Counts   map[WindowOutcome]int  `json:"counts"`
@@ -112,10 +116,12 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 	// A backfill is one Reconcile of the range: it differs from apply's only in its request (a
 	// range, Fresh: it does not carry a run on, each window it runs is a run of its own) and in
 	// running its windows in groups.
-	res := &BackfillResult{Workflow: wf.Name, File: wf.File, States: map[v1.WindowState]int{}, Counts: map[WindowOutcome]int{}}
+	res := &BackfillResult{Workflow: wf.Name, File: wf.File, Env: cmp.Or(o.Env, wf.Env), States: map[v1.WindowState]int{}, Counts: map[WindowOutcome]int{}}
 	req := Request{Object: Scheduled{Path: wf.File, WF: wf}, From: o.From, To: o.To, Now: o.Now, Replace: o.Replace, Fresh: true, DryRun: o.DryRun,
-		Run: WindowRuns{Mode: Grouped, Max: o.MaxWindows, Batch: o.Batch, Parallel: o.Parallel}}
-	if o.StopOnFailure || o.Batch == 1 {
+		Env: o.Env, Run: WindowRuns{Mode: Grouped, Max: o.MaxWindows, Batch: o.Batch, Parallel: o.Parallel}}
+	// An environment's windows publish one by one (a publish into a branch shares no commit
+	// with other windows: lake.Publish).
+	if o.StopOnFailure || o.Batch == 1 || o.Env != "" {
 		req.Run = WindowRuns{Mode: Sequential, Max: o.MaxWindows, StopOnFailure: o.StopOnFailure}
 	}
 	req.OnPlan = func(plans []WindowPlan) error {

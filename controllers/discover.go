@@ -24,6 +24,28 @@ func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []
 	return found, skipped, err
 }
 
+// DiscoverIn is Discover with each object put in environment env (Object.InEnv; "" is main):
+// an object whose specs name another environment is kept with that problem.
+func DiscoverIn(paths []string, scheduledOnly bool, env string) ([]Scheduled, []specs.Skipped, error) {
+	found, skipped, err := Discover(paths, scheduledOnly)
+	if err != nil || env == "" {
+		return found, skipped, err
+	}
+	for i, sc := range found {
+		if sc.WF == nil {
+			continue
+		}
+		wf, err := sc.WF.InEnv(env)
+		if err != nil {
+			found[i].WF = nil
+			found[i].Problems = []schemas.Problem{{File: sc.Path, Line: 1, Column: 1, Message: err.Error()}}
+			continue
+		}
+		found[i].WF = wf
+	}
+	return found, skipped, nil
+}
+
 // discoverEach is Discover handing each object to each as soon as it is read and checked, in
 // path order, so a caller can plan one while the next is validated. Its only error is the
 // listing's, before any object is handed on.

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -77,7 +78,13 @@ func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed,
 		if err != nil {
 			return obs, err
 		}
-		keys, hashes, err := cachedKeysOnMain(ctx, cat, lake.RefOf(p.Metadata.Target), wf.Ledger)
+		var keys map[string]bool
+		var hashes []string
+		if wf.Env != "" {
+			keys, hashes, err = keysInEnv(ctx, cat, lake.RefOf(p.Metadata.Target), wf.Env, time.Now())
+		} else {
+			keys, hashes, err = cachedKeysOnMain(ctx, cat, lake.RefOf(p.Metadata.Target), wf.Ledger)
+		}
 		if err != nil {
 			return obs, err
 		}
@@ -94,7 +101,7 @@ func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed,
 	if err != nil {
 		return obs, err
 	}
-	obs.LastRuns = st.fold.lastRuns(wf.Name)
+	obs.LastRuns = st.fold.lastRuns(wf.Name, wf.Env)
 	obs.Evidence = evidenceNow(wf, obs.LastRuns)
 	return obs, nil
 }
@@ -201,6 +208,39 @@ func keysOnMain(ctx context.Context, cat *lake.Catalog, ref lake.Ref) (map[strin
 	return keys, slices.Sorted(maps.Keys(seen)), nil
 }
 
+// keysInEnv is keysOnMain for environment env: the keys on its branch of the table (its own
+// windows, and main's as they were at the fork), or main's where env has not written the
+// table (its branch would fork from main's head). The folder's key cache holds main's keys
+// only: a branch's are read from the table.
+func keysInEnv(ctx context.Context, cat *lake.Catalog, ref lake.Ref, env string, now time.Time) (map[string]bool, []string, error) {
+	if cat == nil {
+		return map[string]bool{}, nil, nil
+	}
+	tbl, err := cat.Load(ctx, ref)
+	var nf *lake.NotFoundError
+	if errors.As(err, &nf) {
+		return map[string]bool{}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if lake.EnvHead(tbl, env) == nil {
+		return keysOnMain(ctx, cat, ref)
+	}
+	all, err := lake.EnvKeys(ctx, tbl, env, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, seen := map[string]bool{}, map[string]bool{}
+	for k, e := range all {
+		keys[k] = true
+		if e.SpecHash != "" {
+			seen[e.SpecHash] = true
+		}
+	}
+	return keys, slices.Sorted(maps.Keys(seen)), nil
+}
+
 // LastRuns folds the workflow and task events of one workflow into the last run of each
 // window. Several workflows (and dataset configs) in one folder share its ledger, so the
 // events of the others are left out.
@@ -215,14 +255,19 @@ func LastRuns(events []ledger.Event, workflow string) map[v1.WindowKey]reconcile
 	}
 	f := newRunFold()
 	f.add(evs)
-	return f.lastRuns(workflow)
+	return f.lastRuns(workflow, "")
 }
 
 // runFold folds workflow and task events, as they are read, into the runs of each workflow.
 type runFold struct {
-	runs       map[runKey]*runState
-	byWorkflow map[string][]*runState // in the order their runs started
+	runs map[runKey]*runState
+	// byWorkflow are each workflow's runs in each environment ("" is main), in the order they
+	// started: a run in an environment is no run of the window on main, nor the reverse.
+	byWorkflow map[objectKey][]*runState
 }
+
+// objectKey is a workflow in an environment.
+type objectKey struct{ workflow, env string }
 
 type runKey struct {
 	run     string
@@ -237,7 +282,7 @@ type runState struct {
 }
 
 func newRunFold() *runFold {
-	return &runFold{runs: map[runKey]*runState{}, byWorkflow: map[string][]*runState{}}
+	return &runFold{runs: map[runKey]*runState{}, byWorkflow: map[objectKey][]*runState{}}
 }
 
 func (f *runFold) add(events []runEvent) {
@@ -251,7 +296,8 @@ func (f *runFold) add(events []runEvent) {
 			}
 			r := &runState{window: p.Window.Key(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence}}
 			f.runs[k] = r
-			f.byWorkflow[p.Workflow] = append(f.byWorkflow[p.Workflow], r)
+			obj := objectKey{p.Workflow, p.Env}
+			f.byWorkflow[obj] = append(f.byWorkflow[obj], r)
 		case TaskFinished:
 			r := f.runs[k]
 			p, ok := payloadOf[ledger.TaskFinishedPayload](e)
@@ -317,8 +363,8 @@ func (f *runFold) forget(ids []string) {
 // lastBuild is the fingerprint of the last build of task for window of workflow (in the last
 // run of the window that finished the task; the run asking has not), when that build
 // succeeded; "" otherwise.
-func (f *runFold) lastBuild(workflow, window, task string) string {
-	runs := f.byWorkflow[workflow]
+func (f *runFold) lastBuild(workflow, env, window, task string) string {
+	runs := f.byWorkflow[objectKey{workflow, env}]
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
 		st, ok := r.last.Tasks[task]
@@ -333,10 +379,10 @@ func (f *runFold) lastBuild(workflow, window, task string) string {
 	return ""
 }
 
-// history is every run of each window of workflow, in the order they started.
-func (f *runFold) history(workflow string) map[v1.WindowKey][]reconcile.LastRun {
+// history is every run of each window of workflow in env, in the order they started.
+func (f *runFold) history(workflow, env string) map[v1.WindowKey][]reconcile.LastRun {
 	out := map[v1.WindowKey][]reconcile.LastRun{}
-	for _, r := range f.byWorkflow[workflow] {
+	for _, r := range f.byWorkflow[objectKey{workflow, env}] {
 		last := r.last
 		last.Tasks = maps.Clone(r.last.Tasks)
 		last.TaskAttempts, last.Fatal, last.Checks = maps.Clone(r.last.TaskAttempts), maps.Clone(r.last.Fatal), maps.Clone(r.last.Checks)
@@ -352,13 +398,13 @@ func (o *Observer) History(wf *Object) (map[v1.WindowKey][]reconcile.LastRun, er
 	if err != nil {
 		return nil, err
 	}
-	return st.fold.history(wf.Name), nil
+	return st.fold.history(wf.Name, wf.Env), nil
 }
 
-// lastRuns is the last run of each window of workflow.
-func (f *runFold) lastRuns(workflow string) map[v1.WindowKey]reconcile.LastRun {
+// lastRuns is the last run of each window of workflow in env.
+func (f *runFold) lastRuns(workflow, env string) map[v1.WindowKey]reconcile.LastRun {
 	out := map[v1.WindowKey]reconcile.LastRun{}
-	for w, runs := range f.history(workflow) {
+	for w, runs := range f.history(workflow, env) {
 		out[w] = runs[len(runs)-1]
 	}
 	return out

@@ -37,7 +37,7 @@ func TestFoldReadsBothWindowShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	retry := time.Date(2026, 8, 3, 2, 10, 0, 0, time.UTC)
-	for name, last := range map[string]map[v1.WindowKey]reconcile.LastRun{"observer": st.fold.lastRuns("daily"), "LastRuns": LastRuns(events, "daily")} {
+	for name, last := range map[string]map[v1.WindowKey]reconcile.LastRun{"observer": st.fold.lastRuns("daily", ""), "LastRuns": LastRuns(events, "daily")} {
 		if len(last) != 1 {
 			t.Fatalf("%s: windows %v, want one", name, last)
 		}
@@ -47,7 +47,53 @@ func TestFoldReadsBothWindowShapes(t *testing.T) {
 			t.Errorf("%s: last run of %s is %+v, want r2, failed at attempt 3, fatal, retry at %s", name, aug1, lr, retry)
 		}
 	}
-	if h := st.fold.history("daily")[aug1.Key()]; len(h) != 2 || h[0].RunID != "r1" || h[0].Tasks["load"] != v1.Succeeded {
+	if h := st.fold.history("daily", "")[aug1.Key()]; len(h) != 2 || h[0].RunID != "r1" || h[0].Tasks["load"] != v1.Succeeded {
 		t.Errorf("history %+v, want r1 (the old line) then r2", h)
+	}
+}
+
+// TestFoldKeepsEnvironmentsApart: a run of a window in dev is not the window's run on main,
+// nor main's dev's: each environment's last run, history and dbt build are its own.
+func TestFoldKeepsEnvironmentsApart(t *testing.T) {
+	lines := strings.Join([]string{
+		`{"type":"workflow.started","run_id":"m1","attempt":1,"seq":0,"payload":{"file":"daily.json","logical_window":{"end":"2026-08-02T00:00:00Z","start":"2026-08-01T00:00:00Z"},"tasks":["load"],"workflow":"daily"}}`,
+		`{"type":"task.finished","run_id":"m1","attempt":1,"seq":1,"payload":{"attempts":1,"error":"no file","kind":"pipeline","status":"failed","task":"load","task_attempt":1,"task_run_id":"m1/load"}}`,
+		`{"type":"workflow.started","run_id":"d1","attempt":1,"seq":0,"payload":{"env":"dev","file":"daily.json","logical_window":{"end":"2026-08-02T00:00:00Z","start":"2026-08-01T00:00:00Z"},"tasks":["load"],"workflow":"daily"}}`,
+		`{"type":"task.finished","run_id":"d1","attempt":1,"seq":1,"payload":{"attempts":1,"error":"","fingerprint":"fp-dev","kind":"dbt","status":"succeeded","task":"load","task_attempt":1,"task_run_id":"d1/load"}}`,
+		`{"type":"workflow.finished","run_id":"d1","attempt":1,"seq":2,"payload":{"env":"dev","logical_window":{"end":"2026-08-02T00:00:00Z","start":"2026-08-01T00:00:00Z"},"status":"succeeded","tasks":{"load":"succeeded"},"workflow":"daily"}}`,
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := new(Observer).ledger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr := st.fold.lastRuns("daily", "")[aug1.Key()]; lr.RunID != "m1" || lr.Tasks["load"] != v1.Failed || lr.Finished {
+		t.Errorf("main's last run %+v, want m1, failed, unfinished", lr)
+	}
+	if lr := st.fold.lastRuns("daily", "dev")[aug1.Key()]; lr.RunID != "d1" || lr.Tasks["load"] != v1.Succeeded || !lr.Finished {
+		t.Errorf("dev's last run %+v, want d1, succeeded", lr)
+	}
+	if h := st.fold.history("daily", "qa"); len(h) != 0 {
+		t.Errorf("qa's history %v, want none", h)
+	}
+	if fp := st.fold.lastBuild("daily", "dev", aug1.String(), "load"); fp != "fp-dev" {
+		t.Errorf("dev's last build %q, want fp-dev", fp)
+	}
+	if fp := st.fold.lastBuild("daily", "", aug1.String(), "load"); fp != "" {
+		t.Errorf("main's last build %q, want none (main's run failed)", fp)
+	}
+	wf := &Object{Name: "daily", File: "daily.json"}
+	if in, err := wf.InEnv("dev"); err != nil || in.Env != "dev" || wf.Env != "" {
+		t.Errorf("InEnv: %+v %v (the object itself must stay on main)", in, err)
+	}
+	wf.Env = "dev"
+	if _, err := wf.InEnv("qa"); err == nil || !strings.Contains(err.Error(), "runs in environment dev (metadata.env), not qa") {
+		t.Errorf("InEnv of another environment: %v", err)
+	}
+	if _, err := (&Object{}).InEnv("Dev"); err == nil {
+		t.Error("InEnv of a bad name: no error")
 	}
 }

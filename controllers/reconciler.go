@@ -35,6 +35,10 @@ type Request struct {
 	Now      time.Time
 	// Replace runs every window again under its replace key.
 	Replace bool
+	// Env reconciles the object in that environment (Object.InEnv): its keys on the
+	// environment's branches, its runs in the ledger under the environment, its windows
+	// published there. "" is main, or the environment the object's specs name.
+	Env string
 	// Fresh makes the windows one range asked for now (a backfill): each runs as a run of its
 	// own (a failed run is not carried on), even one whose retry is not due yet; they share the
 	// CSV layouts they sniff (pipeline.Sniffs), and each log line names its window.
@@ -183,8 +187,13 @@ func (rc *Reconciler) Reconcile(ctx context.Context, req Request) (ObjectResult,
 	or := ObjectResult{File: s.Path, Problems: s.Problems, WF: s.WF, Windows: []WindowPlan{}}
 	if s.WF != nil {
 		or.Name = s.WF.Name
+		if wf, err := s.WF.InEnv(req.Env); err != nil {
+			or.Err = err
+		} else {
+			s.WF, or.WF = wf, wf
+		}
 	}
-	if len(s.Problems) == 0 {
+	if len(s.Problems) == 0 && or.Err == nil {
 		or.Windows, or.Err = r.planObject(ctx, observer, s, req)
 	}
 	if or.Err == nil && len(or.Problems) == 0 && req.OnPlan != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
+	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/specs"
 )
 
@@ -159,5 +160,62 @@ func TestFolderFansOut(t *testing.T) {
 	}
 	if again.Pending() != 0 || len(again.Objects[1].Ran) != 0 {
 		t.Errorf("the second fan-out has %d pending, ran %d: want nothing, the window is published", again.Pending(), len(again.Objects[1].Ran))
+	}
+}
+
+// TestReconcileInEnv: a range reconciled in dev publishes on dev's branch only and is done in
+// dev, not on main; a window that fails in dev is dev's failed run, not main's; the runs are
+// recorded under dev in the ledger.
+func TestReconcileInEnv(t *testing.T) {
+	dir, wf := daysWorkflow(t, 3, 2)
+	rc := &Reconciler{Runner: &Runner{Sleep: func(time.Duration) {}}}
+	ctx := context.Background()
+	req := Request{Object: Scheduled{Path: wf.File, WF: wf}, From: "2026-08-01", To: "2026-08-04", Env: "dev"}
+	res, err := rc.Reconcile(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ends(res.Runs); got != "succeeded succeeded failed" {
+		t.Fatalf("windows in dev ended %q", got)
+	}
+	if res.WF.Env != "dev" || wf.Env != "" {
+		t.Errorf("the reconciled object's env %q, the loaded one's %q: want dev and main", res.WF.Env, wf.Env)
+	}
+	if _, keys, _ := mainHistory(t, dir, "a"); len(keys) != 0 {
+		t.Errorf("%d keys on main after a run in dev, want none", len(keys))
+	}
+	req.DryRun = true
+	inDev, err := rc.Reconcile(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Env = ""
+	onMain, err := rc.Reconcile(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dev, main []string
+	for i := range inDev.Windows {
+		dev = append(dev, string(inDev.Windows[i].State))
+		main = append(main, string(onMain.Windows[i].State))
+	}
+	if strings.Join(dev, " ") != "published published failed" || strings.Join(main, " ") != "missing missing missing" {
+		t.Errorf("states in dev %v, on main %v", dev, main)
+	}
+	events, _, err := ledger.Read(wf.Ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := 0
+	for _, e := range events {
+		if e.Type == WorkflowStarted {
+			started++
+			if !strings.Contains(fmt.Sprint(e.Payload), "env:dev") {
+				t.Errorf("workflow.started without env dev: %v", e.Payload)
+			}
+		}
+	}
+	if started != 3 {
+		t.Errorf("%d workflow.started events, want 3", started)
 	}
 }

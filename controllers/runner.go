@@ -111,12 +111,14 @@ func (tr *TaskResult) publicError() string {
 
 // Result is how a workflow's window ended.
 type Result struct {
-	Workflow string       `json:"workflow"`
-	Window   string       `json:"logical_window"`
-	RunID    string       `json:"run_id"`
-	Attempt  int          `json:"attempt"`
-	Status   v1.Outcome   `json:"status"`
-	Tasks    []TaskResult `json:"tasks"`
+	Workflow string     `json:"workflow"`
+	Window   string     `json:"logical_window"`
+	RunID    string     `json:"run_id"`
+	Attempt  int        `json:"attempt"`
+	Status   v1.Outcome `json:"status"`
+	// Env is the environment the window ran in; "" is main.
+	Env   string       `json:"env,omitempty"`
+	Tasks []TaskResult `json:"tasks"`
 	// DurationS is how long the run took, in seconds.
 	DurationS float64 `json:"duration_s"`
 }
@@ -175,7 +177,7 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	if o.Attempt < 1 {
 		o.Attempt = 1
 	}
-	res := &Result{Workflow: wf.Name, Window: w.String(), RunID: o.RunID, Attempt: o.Attempt}
+	res := &Result{Workflow: wf.Name, Window: w.String(), RunID: o.RunID, Attempt: o.Attempt, Env: wf.Env}
 	started := time.Now()
 	defer func() { res.DurationS = time.Since(started).Seconds() }()
 	rec := ledger.NewRecorder(o.RunID, o.Attempt, []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: wf.Ledger}}}, r.warn)
@@ -184,7 +186,7 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	for _, t := range wf.Tasks {
 		ids = append(ids, t.ID)
 	}
-	rec.Record(ctx, ledger.WorkflowStartedPayload{Workflow: wf.Name, File: wf.File, Window: ledger.WindowOf(w), Tasks: ids, Replace: o.Replace, Evidence: wf.Evidence(w)})
+	rec.Record(ctx, ledger.WorkflowStartedPayload{Workflow: wf.Name, File: wf.File, Window: ledger.WindowOf(w), Tasks: ids, Replace: o.Replace, Evidence: wf.Evidence(w), Env: wf.Env})
 	status := map[string]v1.Outcome{}
 	planned := map[string]reconcile.TaskPlan{}
 	if o.Plan != nil {
@@ -236,7 +238,7 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 		res.Tasks = append(res.Tasks, tr)
 	}
 	res.Status = reconcile.Fold(res.outcomes())
-	rec.Record(ctx, ledger.WorkflowFinishedPayload{Workflow: wf.Name, Window: ledger.WindowOf(w), Status: res.Status, Tasks: status})
+	rec.Record(ctx, ledger.WorkflowFinishedPayload{Workflow: wf.Name, Window: ledger.WindowOf(w), Status: res.Status, Tasks: status, Env: wf.Env})
 	return res
 }
 
@@ -254,7 +256,8 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 		rec.Record(ctx, ledger.TaskStartedPayload{Task: t.ID, Kind: t.Kind(), TaskRunID: tr.RunID, TaskAttempt: attempt})
 		tc := tasks.TaskContext{Spec: wf.spec(t), Workflow: wf.Name, Ledger: wf.Ledger, Window: w, RunID: tr.RunID, Attempt: attempt,
 			Replace: o.Replace, Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote, Env: r.env(),
-			LastFingerprint: func() string { return lastBuild(wf.Ledger, wf.Name, w.String(), t.ID) }}
+			Environment:     wf.Env,
+			LastFingerprint: func() string { return lastBuild(wf.Ledger, wf.Name, wf.Env, w.String(), t.ID) }}
 		out, err := kind.Run(ctx, tc)
 		tr.Detail, tr.err = nil, err
 		if out != nil && !reflect.ValueOf(out).IsZero() {
@@ -308,14 +311,14 @@ func (r *Runner) env() tasks.Env {
 	return e
 }
 
-// lastBuild is the fingerprint of the last build of task for window in the ledger, when it
+// lastBuild is the fingerprint of the last build of task for window in env in the ledger, when it
 // succeeded; "" otherwise.
-func lastBuild(path, workflow, window, task string) string {
+func lastBuild(path, workflow, env, window, task string) string {
 	st, err := new(Observer).ledger(path)
 	if err != nil {
 		return ""
 	}
-	return st.fold.lastBuild(workflow, window, task)
+	return st.fold.lastBuild(workflow, env, window, task)
 }
 
 func firstLine(s string) string {

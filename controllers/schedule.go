@@ -232,7 +232,11 @@ func (r *Runner) leaseWindow(ctx context.Context, observer *Observer, s Schedule
 	if err != nil {
 		return nil, false, err
 	}
-	lease, err := cat.AcquireLease(ctx, s.WF.Name+"|"+wp.Window.String(), r.Leases.Holder, r.Leases.TTL)
+	name := s.WF.Name + "|" + wp.Window.String()
+	if s.WF.Env != "" {
+		name += "|env=" + s.WF.Env // a window in an environment is not the window on main
+	}
+	lease, err := cat.AcquireLease(ctx, name, r.Leases.Holder, r.Leases.TTL)
 	if err != nil || lease == nil {
 		cat.Close()
 		return nil, false, err

@@ -11,6 +11,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers/tasks"
 	"github.com/ldp-dev/ldp/internal/cronx"
+	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
@@ -38,6 +39,12 @@ type Object struct {
 	Start   time.Time
 	// End, when set, ends the schedule: no window ending after it is expected.
 	End time.Time
+	// Env is the environment the object runs in (docs/environments.md): each task publishes
+	// into that environment's branch of its table and reads Iceberg tables from it where it
+	// has written them; its keys are observed on the branch, and its runs in the ledger are
+	// the environment's, apart from main's. "" is main. It is --env, or the metadata.env of
+	// the dataset configs the object runs.
+	Env string
 
 	// cron and cronErr are Schedule parsed, once, when the object is loaded (Cron reads them).
 	cron    *cron.SpecSchedule
@@ -101,6 +108,12 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 				continue
 			}
 			wf.Pipelines[t.ID] = p
+			if e := p.Metadata.Env; e != "" {
+				if wf.Env != "" && e != wf.Env {
+					return nil, ldperr.Configf(path, "task %s publishes into environment %s (its metadata.env) and another task into %s: the tasks of a workflow run in one environment", t.ID, e, wf.Env)
+				}
+				wf.Env = e
+			}
 			// A window of the workflow is finished when every load's late rows are in.
 			if ps, err := window.SpecOf(p.Metadata.Window); named && err == nil && ps.Delay > wf.Window.Delay {
 				wf.Window.Delay = ps.Delay
@@ -123,8 +136,26 @@ func OneTask(p *v1.Pipeline) (*Object, error) {
 	sched, _ := pipeline.Schedule(p)
 	o := &Object{Name: p.Identifier, File: p.Path, Schedule: sched, Window: ws, Retries: p.Metadata.Retries,
 		Tasks: []v1.Task{{ID: p.Identifier, Pipeline: filepath.Base(p.Path)}}, Pipelines: map[string]*v1.Pipeline{p.Identifier: p},
-		Ledger: ledger.PathFor(p.Path)}
+		Ledger: ledger.PathFor(p.Path), Env: p.Metadata.Env}
 	return o.parsed(), nil
+}
+
+// InEnv is the object run in environment env: a copy of w with Env set ("" is w itself). An
+// object whose specs name another environment (metadata.env) is refused, as a run of them
+// would be (pipeline.EnvOf).
+func (w *Object) InEnv(env string) (*Object, error) {
+	switch {
+	case env == "" || env == w.Env:
+		return w, nil
+	case w.Env != "":
+		return nil, ldperr.Configf(w.File, "runs in environment %s (metadata.env), not %s: drop --env, or change metadata.env", w.Env, env)
+	}
+	if err := lake.CheckEnvName(env); err != nil {
+		return nil, err
+	}
+	c := *w
+	c.Env = env
+	return &c, nil
 }
 
 // spec is task t as its kind sees it.

@@ -11,6 +11,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/errors"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 // maxRounds bounds the fixpoint; each round removes at least one reported node, and real specs
@@ -425,6 +427,7 @@ var patternText = withEnums(map[string]patternDoc{
 	`^.$`:                      {text: "exactly one character"},
 	`^[A-Za-z0-9-]+/[A-Za-z0-9._-]*[A-Za-z0-9_-][A-Za-z0-9._-]*$`: {text: `a GitHub repository, "owner/name": the owner letters, digits and '-', the name letters, digits, '.', '_' and '-' (not . or ..)`},
 	`^([0-9]+(\.[0-9]+)?(h|m|s|ms))+$`:                            {text: `a duration of hours, minutes and seconds such as "2h", "90m" or "1h30m"`},
+	v1.EnvNamePattern:                                             {text: "an environment name: a lowercase letter followed by up to 39 lowercase letters, digits, '_' or '-' (dev, alice-2), not main"},
 })
 
 // withEnums adds to m the patterns of the typed enums (vocabs), in each list's order,

@@ -70,6 +70,7 @@ func vocabCUE() []byte {
 		}
 		fmt.Fprintf(&b, "%s: =~%s\n", v.def, strconv.Quote(enumPattern(v.values)))
 	}
+	fmt.Fprintf(&b, "#EnvName: =~%s & !=\"main\"\n", strconv.Quote(v1.EnvNamePattern))
 	return []byte(b.String())
 }
 

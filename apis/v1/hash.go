@@ -9,9 +9,11 @@ import (
 )
 
 // specHashOmit are the keys that do not change what a run does: labels, where events go, when
-// and how often a run is tried. window stays, because its column changes which rows a run reads.
+// and how often a run is tried, and which branch it publishes to (env: a window published in
+// an environment keeps its key when it is promoted to main). window stays, because its column
+// changes which rows a run reads.
 var specHashOmit = []string{"who", "what", "where", "description"}
-var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retries"}
+var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retries", "env"}
 
 // SpecHash is the sha256 of the canonical JSON of what the pipeline does: defaults filled in,
 // formats upper-case, write modes lower-case, quality in its object form, and local paths

@@ -46,7 +46,16 @@ type PipelineMetadata struct {
 	Window        *Window        `json:"window,omitempty"`
 	Retries       *Retries       `json:"retries,omitempty"`
 	Observability *Observability `json:"observability,omitempty"`
+	// Env publishes every window of the pipeline into that environment (an Iceberg branch
+	// beside main, docs/environments.md) instead of main: what --env does, written in the spec
+	// (so that a Kubernetes object can live in an environment). A name matches EnvNamePattern.
+	Env string `json:"env,omitempty"`
 }
+
+// EnvNamePattern is the rule of an environment's name (docs/environments.md): a lowercase
+// letter followed by up to 39 lowercase letters, digits, '_' or '-'. "main" is production, not
+// an environment. internal/lake checks names with it, and the CUE schema is made from it.
+const EnvNamePattern = `^[a-z][a-z0-9_-]{0,39}$`
 
 // Source is where a pipeline reads from.
 type Source struct {

@@ -74,10 +74,17 @@ main skipped. Running apply again right after runs nothing.
 
 Without --window or --from, the windows are those due by each schedule at now.
 
+With --env NAME every object runs in environment NAME: each task publishes into NAME's
+branch of its table (forked from main on first use; main is never touched), reads Iceberg
+tables from NAME's branch where NAME has written them and from main elsewhere, and counts as
+done only what is on NAME's branches and NAME's own runs (a failed run on main is not resumed
+in NAME). ldp diff --env NAME then shows what main lacks, and ldp promote NAME moves it.
+
 Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.`,
 		Example: `  ldp apply -f config/samples/daily_orders_workflow.json --window 2026-08-02/2026-08-03
   ldp apply -f config/
-  ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run`,
+  ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run
+  ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-06 --env dev`,
 		Args: cobra.NoArgs,
 		RunE: runVerb(o, s),
 	}
@@ -87,7 +94,11 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 }
 
 func printResult(s *streams, res *controllers.Result) {
-	fmt.Fprintf(s.Out, "%s %s: %s (run %s attempt %d)\n", res.Workflow, res.Window, res.Status, res.RunID, res.Attempt)
+	env := ""
+	if res.Env != "" {
+		env = " in environment " + res.Env
+	}
+	fmt.Fprintf(s.Out, "%s %s%s: %s (run %s attempt %d)\n", res.Workflow, res.Window, env, res.Status, res.RunID, res.Attempt)
 	for _, t := range res.Tasks {
 		line := fmt.Sprintf("  %-14s %s", t.ID, t.Status)
 		if t.Attempts > 1 {

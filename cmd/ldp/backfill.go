@@ -32,6 +32,12 @@ type backfillOptions struct {
 func (o *backfillOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.args = args
 	o.cmd = cmd
+	if err := validEnv(cmd, o.bo.Env); err != nil {
+		return err
+	}
+	if o.cluster && o.bo.Env != "" {
+		return usageError(cmd, "--env with --cluster: a cluster object publishes into the environment its spec names (metadata.env)")
+	}
 	return o.out.validate(cmd)
 }
 
@@ -111,7 +117,11 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 			fmt.Fprintf(s.Out, "%s/%s  %-9s  %s%s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "), inZone(wf.Window.Location, w.Start, w.End))
 		}
 	default:
-		fmt.Fprintf(s.Out, "%s: %d %s: %s\n", res.Workflow, len(res.Windows), plural(len(res.Windows), "window", "windows"), counts(res.Counts))
+		env := ""
+		if res.Env != "" {
+			env = " in environment " + res.Env
+		}
+		fmt.Fprintf(s.Out, "%s%s: %d %s: %s\n", res.Workflow, env, len(res.Windows), plural(len(res.Windows), "window", "windows"), counts(res.Counts))
 	}
 	return outcomeExit(res.Outcome)
 }
@@ -149,7 +159,8 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
   ldp backfill orders.json --from 2026-08-01 --dry-run
   ldp backfill orders.json --from "14 days ago"
   ldp backfill --cluster pipeline/daily-orders -n shop --from 2026-08-01 --to 2026-09-01
-  ldp backfill orders.json --from 2026-08-01 --to 2026-08-08 --replace --json`,
+  ldp backfill orders.json --from 2026-08-01 --to 2026-08-08 --replace --json
+  ldp backfill orders.json --from 2026-08-01 --to 2026-08-06 --env dev`,
 		Args: exactArgs(1, "name the workflow or dataset config, for example: ldp backfill orders.json --from 2026-08-01"),
 		RunE: runVerb(o, s),
 	}
@@ -165,6 +176,7 @@ Exit status: 0 no window failed or was blocked, 3 a data gate is the only proble
 	cmd.Flags().BoolVar(&o.bo.StopOnFailure, "stop-on-failure", false, "stop at the first window that fails")
 	cmd.Flags().IntVar(&o.bo.Batch, "batch", 10, "publish up to this many ready windows in one catalog commit (1: each alone, in order)")
 	cmd.Flags().IntVar(&o.bo.Parallel, "parallel", 0, "windows read and checked at once (default: the number of CPUs, at most 8)")
+	addEnvFlag(cmd, &o.bo.Env, "run the range in this environment: publish into its branches, one window per commit, main untouched (see ldp env)")
 	addOutput(cmd, &o.out, false)
 	return cmd
 }

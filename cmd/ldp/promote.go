@@ -31,8 +31,9 @@ func newPromoteCmd(s *streams) *cobra.Command {
 - main has moved (a run on main published since): the promote is refused, naming what main
   published. With --rebase, each of the environment's windows that main lacks (by key) is
   added to main again, from the same data files, under its own key, in one commit per table;
-  a window main already has is skipped, never doubled. Only appends can be replayed: an
-  environment's overwrite or upsert is refused (re-run it on main).
+  a window main already has is skipped, never doubled. An overwrite or upsert is replayed
+  with its write mode on main as it is now: its batch replaces the window's rows (or the
+  rows of its join keys), main's files rewritten without them.
 
 A window published in the environment although its checks failed (on_failure "warn") holds
 the promote back unless --force. Every table is checked first: if one is refused, none is

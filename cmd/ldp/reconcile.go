@@ -17,13 +17,14 @@ type reconcileFlags struct {
 	window        string
 	from, to, now string
 	replace       bool
+	env           string
 	out           output
 }
 
 // request checks the flags of diff or apply (verb) and makes their fan-out: a Reconcile request
 // for each object found.
 func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.Folder, error) {
-	req := controllers.Folder{Paths: f.files, Each: controllers.Request{Window: f.window, From: f.from, To: f.to, Now: now(), Replace: f.replace}}
+	req := controllers.Folder{Paths: f.files, Each: controllers.Request{Window: f.window, From: f.from, To: f.to, Now: now(), Replace: f.replace, Env: f.env}}
 	switch {
 	case len(f.files) == 0:
 		return req, usageError(cmd, "name what to %s with -f, for example: ldp %s -f config/", verb, verb)
@@ -33,6 +34,9 @@ func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.F
 		return req, usageError(cmd, "--to needs --from")
 	}
 	if err := f.out.validate(cmd); err != nil {
+		return req, err
+	}
+	if err := validEnv(cmd, f.env); err != nil {
 		return req, err
 	}
 	if f.now != "" {
@@ -47,8 +51,10 @@ func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.F
 
 // objectPlan is one object's plan as diff --json prints it.
 type objectPlan struct {
-	Name    string                   `json:"name"`
-	File    string                   `json:"file"`
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Env is the environment the object was planned in; "" is main.
+	Env     string                   `json:"env,omitempty"`
 	Windows []controllers.WindowPlan `json:"windows"`
 	// Loc is the zone of the object's windows, in which the text shows them beside UTC.
 	Loc *time.Location `json:"-"`
@@ -65,7 +71,7 @@ func plansOf(res *controllers.FolderResult) []objectPlan {
 		}
 		op := objectPlan{Name: o.Name, File: displayPath(o.File), Windows: o.Windows}
 		if o.WF != nil {
-			op.Loc, op.End = o.WF.Window.Location, o.WF.End
+			op.Loc, op.End, op.Env = o.WF.Window.Location, o.WF.End, o.WF.Env
 		}
 		out = append(out, op)
 	}
@@ -157,7 +163,11 @@ func diffTable(plans []objectPlan) *table {
 func printPlans(w io.Writer, plans []objectPlan) int {
 	pending := 0
 	for _, op := range plans {
-		fmt.Fprintf(w, "%s (%s)\n", op.Name, op.File)
+		env := ""
+		if op.Env != "" {
+			env = " in environment " + op.Env
+		}
+		fmt.Fprintf(w, "%s (%s)%s\n", op.Name, op.File, env)
 		for _, wp := range op.Windows {
 			note := ""
 			if wp.Unfinished {

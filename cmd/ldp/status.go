@@ -18,12 +18,16 @@ type statusOptions struct {
 	paths []string
 	out   output
 	now   string
+	env   string
 }
 
 func (o *statusOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.paths = args
 	if len(o.paths) == 0 {
 		o.paths = []string{"."}
+	}
+	if err := validEnv(cmd, o.env); err != nil {
+		return err
 	}
 	return o.out.validate(cmd)
 }
@@ -33,7 +37,7 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 	if err != nil {
 		return err
 	}
-	rep, err := report.Status(ctx, &controllers.Reconciler{Runner: runnerFor(s)}, o.paths, t)
+	rep, err := report.StatusIn(ctx, &controllers.Reconciler{Runner: runnerFor(s)}, o.paths, t, o.env)
 	if err != nil {
 		return err
 	}
@@ -48,6 +52,9 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 		for _, p := range inv.Problems {
 			fmt.Fprintln(s.Out, "  "+p)
 		}
+	}
+	if rep.Env != "" {
+		fmt.Fprintf(s.Out, "environment %s: windows on its branches and its own runs (main's windows before the fork count as done)\n", rep.Env)
 	}
 	for _, ob := range rep.Objects {
 		loc, _ := time.LoadLocation(ob.Timezone)
@@ -172,14 +179,19 @@ the report ldp ui's page is drawn from (/api/status): rows run-length encoded by
 -o csv prints a row per object, task and state with its count of windows. With no path,
 the current folder.
 
+With --env NAME the report is environment NAME's: a cell is published when its key is on
+NAME's branch (main's windows before the fork included), and the runs counted are NAME's own.
+
 Exit status: 0, or 1 when a spec is not valid.`,
 		Example: `  ldp status
   ldp status config/
   ldp status config/ -o csv
-  ldp status config/ -o json | jq '.objects[] | {name, summary}'`,
+  ldp status config/ -o json | jq '.objects[] | {name, summary}'
+  ldp status config/ --env dev`,
 		RunE: runVerb(o, s),
 	}
 	addOutput(cmd, &o.out, true)
 	cmd.Flags().StringVar(&o.now, "now", "", "report as if it were this time, ISO-8601 (default: now)")
+	addEnvFlag(cmd, &o.env, "report environment NAME: the windows on its branches and its own runs (see ldp env)")
 	return cmd
 }

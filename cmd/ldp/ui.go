@@ -14,14 +14,15 @@ import (
 type uiOptions struct {
 	paths []string
 	addr  string
+	env   string
 }
 
-func (o *uiOptions) Validate(_ *cobra.Command, args []string) error {
+func (o *uiOptions) Validate(cmd *cobra.Command, args []string) error {
 	o.paths = args
 	if len(o.paths) == 0 {
 		o.paths = []string{"."}
 	}
-	return nil
+	return validEnv(cmd, o.env)
 }
 
 func (o *uiOptions) Run(ctx context.Context, s *streams) error {
@@ -30,7 +31,7 @@ func (o *uiOptions) Run(ctx context.Context, s *streams) error {
 		return err
 	}
 	fmt.Fprintf(s.Err, "ldp ui: http://%s/ (read-only; Ctrl-C stops it)\n", ln.Addr())
-	srv := &web.Server{Paths: o.paths, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Now: now, Hosts: web.NamesOf(o.addr)}
+	srv := &web.Server{Paths: o.paths, Reconciler: &controllers.Reconciler{Runner: runnerFor(s)}, Now: now, Hosts: web.NamesOf(o.addr), Env: o.env}
 	return web.Serve(ctx, ln, srv.Handler())
 }
 
@@ -50,9 +51,11 @@ Prometheus metrics and /healthz answers ok. Nothing on the page writes. With no 
 current folder.`,
 		Example: `  ldp ui
   ldp ui config/
-  ldp ui ldp-demo --addr 127.0.0.1:8090`,
+  ldp ui ldp-demo --addr 127.0.0.1:8090
+  ldp ui config/ --env dev`,
 		RunE: runVerb(o, s),
 	}
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "the address to serve on")
+	addEnvFlag(cmd, &o.env, "show environment NAME: the windows on its branches and its own runs (see ldp env)")
 	return cmd
 }

@@ -21,9 +21,12 @@ import (
 // the paths, a row per task and a column per window, from Reconcile in dry run and the
 // ledger. It computes nothing of its own: each cell is reconcile.Cell of the window's plan.
 type StatusReport struct {
-	Generated time.Time      `json:"generated"`
-	Objects   []ObjectStatus `json:"objects"`
-	Invalid   []InvalidFile  `json:"invalid"`
+	Generated time.Time `json:"generated"`
+	// Env is the environment the report is of ("" is main): its windows are those published
+	// on the environment's branches and its runs the environment's (controllers.Object.InEnv).
+	Env     string         `json:"env,omitempty"`
+	Objects []ObjectStatus `json:"objects"`
+	Invalid []InvalidFile  `json:"invalid"`
 }
 
 // States are the report's objects by name, each with its windows by state: what the window
@@ -167,13 +170,19 @@ type CellMark struct {
 	Earlier []reconcile.CellState `json:"earlier"`
 }
 
-// Status builds the report of the objects under paths at now.
+// Status builds the report of the objects under paths at now, on main.
 func Status(ctx context.Context, r *controllers.Reconciler, paths []string, now time.Time) (*StatusReport, error) {
-	found, _, err := controllers.Discover(paths, false)
+	return StatusIn(ctx, r, paths, now, "")
+}
+
+// StatusIn builds the report of the objects under paths at now in environment env ("" is
+// main): their keys on env's branches, their runs in env.
+func StatusIn(ctx context.Context, r *controllers.Reconciler, paths []string, now time.Time, env string) (*StatusReport, error) {
+	found, _, err := controllers.DiscoverIn(paths, false, env)
 	if err != nil {
 		return nil, err
 	}
-	rep := &StatusReport{Generated: now.UTC(), Objects: []ObjectStatus{}, Invalid: []InvalidFile{}}
+	rep := &StatusReport{Generated: now.UTC(), Env: env, Objects: []ObjectStatus{}, Invalid: []InvalidFile{}}
 	obs := new(controllers.Observer)
 	defer obs.Close()
 	for _, sc := range found {
@@ -359,9 +368,14 @@ type CheckResult struct {
 	Failing int64  `json:"failing_rows"`
 }
 
-// Cell details the cell of task in the window starting at start of the object in file.
+// Cell details the cell of task in the window starting at start of the object in file, on main.
 func Cell(ctx context.Context, r *controllers.Reconciler, file, start, task string, now time.Time) (*CellDetail, error) {
-	found, _, err := controllers.Discover([]string{file}, false)
+	return CellIn(ctx, r, file, start, task, now, "")
+}
+
+// CellIn is Cell in environment env ("" is main).
+func CellIn(ctx context.Context, r *controllers.Reconciler, file, start, task string, now time.Time, env string) (*CellDetail, error) {
+	found, _, err := controllers.DiscoverIn([]string{file}, false, env)
 	if err != nil {
 		return nil, err
 	}

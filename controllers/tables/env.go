@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
@@ -198,4 +199,38 @@ func isRefusal(err error) bool {
 	var audit *lake.AuditError
 	var rebase *lake.RebaseError
 	return errors.As(err, &moved) || errors.As(err, &audit) || errors.As(err, &rebase)
+}
+
+// EnvDiffResult is what main of one table lacks that an environment has (lake.EnvDiff), with
+// the object that writes the table.
+type EnvDiffResult struct {
+	Object string `json:"object"`
+	File   string `json:"file"`
+	*lake.EnvDiffResult
+}
+
+// EnvDiffWindow is one window of an environment as a diff shows it.
+type EnvDiffWindow = lake.EnvDiffWindow
+
+// EnvDiff is what main lacks that environment name has, on every table the objects under paths
+// write, in path order (ldp diff --env). It reads and never writes; a table that does not
+// exist yet lacks nothing.
+func EnvDiff(ctx context.Context, paths []string, name string, now time.Time) ([]EnvDiffResult, error) {
+	if err := lake.CheckEnvName(name); err != nil {
+		return nil, err
+	}
+	out := []EnvDiffResult{}
+	err := eachEnvTable(ctx, paths, true, func(cat *lake.Catalog, t envTable) error {
+		tbl, err := cat.Load(ctx, t.ref)
+		if err != nil {
+			return err
+		}
+		d, err := lake.EnvDiff(tbl, name, now)
+		if err != nil {
+			return err
+		}
+		out = append(out, EnvDiffResult{Object: t.p.Identifier, File: t.p.Path, EnvDiffResult: d})
+		return nil
+	})
+	return out, err
 }

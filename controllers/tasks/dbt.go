@@ -110,7 +110,7 @@ func (dbtKind) Run(ctx context.Context, tc TaskContext) (Output, error) {
 	skipUnchanged := d.SkipUnchanged == nil || *d.SkipUnchanged
 	b := DbtBuild{Project: filepath.Join(filepath.Dir(tc.File), d.Project), Command: d.Command, Select: d.Select,
 		Exclude: d.Exclude, Vars: d.Vars, Bin: d.DbtBin, Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt,
-		Ledger: tc.Ledger}
+		Ledger: tc.Ledger, Environment: tc.Environment}
 	if skipUnchanged && !tc.UpstreamWrote && !tc.Replace {
 		b.LastBuild = tc.LastFingerprint
 	}
@@ -127,6 +127,9 @@ type DbtBuild struct {
 	Attempt               int
 	// Ledger is where the published models' events go.
 	Ledger string
+	// Environment, when set, is where the sources are read from (its branch of a table it has
+	// written, main elsewhere) and the models published (docs/environments.md).
+	Environment string
 	// LastBuild, when set, is the fingerprint of the window's last build that succeeded: a
 	// build with the same fingerprint is skipped.
 	LastBuild func() string
@@ -156,7 +159,7 @@ func BuildDbt(ctx context.Context, env Env, b DbtBuild) (DbtOutput, error) {
 		detail.Reason = "the last build of this window succeeded with the same project, command, selection and variables"
 		return detail, nil
 	}
-	if err := dbt.RegisterSources(ctx, b.Project, cfg); err != nil {
+	if err := dbt.RegisterSources(ctx, b.Project, cfg, b.Environment); err != nil {
 		return detail, err
 	}
 	if err := dbt.Exec(ctx, t, env.Log); err != nil {
@@ -183,7 +186,7 @@ func BuildDbt(ctx context.Context, env Env, b DbtBuild) (DbtOutput, error) {
 		}
 		p := modelPipeline(b.Project, cfg, n)
 		opts := pipeline.Options{Window: b.Window, RunID: b.RunID + "/" + n.Name, Attempt: b.Attempt, Log: env.Log, Hook: env.Hook,
-			Sinks: []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: b.Ledger}}}, Version: env.Version, Warn: env.Warn, Now: env.Now,
+			Sinks: []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: b.Ledger}}}, Version: env.Version, Warn: env.Warn, Now: env.Now, Env: b.Environment,
 			// A new build of a window (a changed project) publishes again; the same build is
 			// found on main and skipped.
 			Key: v1.ReplaceKey(p.IdempotencyKey(b.Window), fp)}

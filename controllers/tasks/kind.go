@@ -61,6 +61,9 @@ type TaskContext struct {
 	Sniffs *pipeline.Sniffs
 	// UpstreamWrote is set when a task that ran earlier in this run wrote data.
 	UpstreamWrote bool
+	// Environment, when set, is the environment the task publishes into and reads Iceberg
+	// tables from where it has written them (docs/environments.md).
+	Environment string
 	Env
 	// LastFingerprint is the fingerprint (Fingerprinted) the task's last finish for this
 	// window recorded, when that finish succeeded; "" otherwise.

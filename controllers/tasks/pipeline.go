@@ -82,7 +82,7 @@ func publish(ctx context.Context, tc TaskContext) (Output, error) {
 		sinks = append(sinks, tc.Sinks(p)...)
 	}
 	opts := pipeline.Options{Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt, Log: tc.Log, Hook: tc.Hook,
-		Sinks: sinks, Version: tc.Version, Warn: tc.Warn, Now: tc.Now, Group: tc.Group, Sniffs: tc.Sniffs}
+		Sinks: sinks, Version: tc.Version, Warn: tc.Warn, Now: tc.Now, Group: tc.Group, Sniffs: tc.Sniffs, Env: tc.Environment}
 	if tc.Window.IsZero() {
 		opts.RunID = "" // a run with no window keeps the direct mode
 	}

@@ -40,7 +40,9 @@ type Server struct {
 	// Hosts are the names, besides localhost, that a request's Host may give (the host of
 	// --addr when it is a name). Any IP address may be given: DNS rebinding needs a name.
 	Hosts []string
-	// Status computes the report (a seam for tests); nil is report.Status through Reconciler.
+	// Env is the environment the page shows ("" is main): report.StatusIn.
+	Env string
+	// Status computes the report (a seam for tests); nil is report.StatusIn through Reconciler.
 	Status func(ctx context.Context, paths []string, now time.Time) (*report.StatusReport, error)
 
 	// flight makes the requests that arrive while the report is computed share that one
@@ -156,7 +158,7 @@ func (s *Server) compute(ctx context.Context) *answer {
 	status := s.Status
 	if status == nil {
 		status = func(ctx context.Context, paths []string, now time.Time) (*report.StatusReport, error) {
-			return report.Status(ctx, s.Reconciler, paths, now)
+			return report.StatusIn(ctx, s.Reconciler, paths, now, s.Env)
 		}
 	}
 	rep, err := status(ctx, s.Paths, s.now())
@@ -189,7 +191,7 @@ func (s *Server) cell(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such object on this page: "+file, http.StatusNotFound)
 		return
 	}
-	d, err := report.Cell(r.Context(), s.Reconciler, file, start, task, s.now())
+	d, err := report.CellIn(r.Context(), s.Reconciler, file, start, task, s.now(), s.Env)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return

@@ -114,8 +114,10 @@ func Fingerprint(t Task, cfg *Config) (string, error) {
 }
 
 // RegisterSources makes each source of cfg a view in the project's DuckDB file over the data
-// files of its table's current snapshot. A table that does not exist yet is an error naming it.
-func RegisterSources(ctx context.Context, project string, cfg *Config) error {
+// files of its table's current snapshot: in environment env ("" is main), the head of env's
+// branch where env has written the table, main's elsewhere (lake.OnEnv). A table that does
+// not exist yet is an error naming it.
+func RegisterSources(ctx context.Context, project string, cfg *Config, env string) error {
 	path := filepath.Join(project, cfg.DuckDB)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -146,6 +148,9 @@ func RegisterSources(ctx context.Context, project string, cfg *Config) error {
 			}
 			tbl, err := cat.Load(ctx, lake.Ref{Namespace: ns, Name: name})
 			if err != nil {
+				return fmt.Errorf("source %s.%s: %w", schema, view, err)
+			}
+			if tbl, _, err = lake.OnEnv(tbl, env); err != nil {
 				return fmt.Errorf("source %s.%s: %w", schema, view, err)
 			}
 			q, err := lake.ViewSQL(ctx, db, tbl, 0)

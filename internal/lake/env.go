@@ -1,7 +1,9 @@
 package lake
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -15,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 )
 
@@ -49,9 +52,16 @@ const (
 	ChecksFailed = "failed"
 	// PromotedFromProp names the environment a window replayed onto main came from.
 	PromotedFromProp = "ldp.promoted-from"
+	// WriteModeProp, JoinColsProp and ReplaceWhereProp say how an environment's window
+	// replaced rows (its write mode; an upsert's join columns, as JSON; an overwrite's
+	// predicate over the table's rows, alias t, empty for the whole table), so that a rebase
+	// replays it on main with the same write mode.
+	WriteModeProp    = "ldp.write-mode"
+	JoinColsProp     = "ldp.join-cols"
+	ReplaceWhereProp = "ldp.replace-where"
 )
 
-var envName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+var envName = regexp.MustCompile(v1.EnvNamePattern)
 
 // EnvNameError is an environment name that breaks the naming rule.
 type EnvNameError struct{ Name string }
@@ -298,6 +308,9 @@ func (c *Catalog) publishEnv(ctx context.Context, db *engine.DB, relation string
 				return nil, err
 			}
 			res.RowsBefore = totalRecords(head)
+			if err := replayProps(w, view); err != nil {
+				return nil, err
+			}
 			tx := view.NewTransaction()
 			if err := w.stage(ctx, tx, view); err != nil {
 				return nil, clockHint(ref, err)
@@ -423,6 +436,91 @@ func (w EnvWindow) String() string {
 		return name + " (no key)"
 	}
 	return name
+}
+
+// EnvDiffWindow is one window of an environment as ldp diff --env shows it.
+type EnvDiffWindow struct {
+	EnvWindow
+	// RowsDeleted are the rows the window's snapshot removed (an overwrite's, an upsert's).
+	RowsDeleted int64 `json:"rows_deleted"`
+	// Checks is "failed" for a window published although its checks failed (on_failure
+	// "warn"), "passed" otherwise: a window whose checks held it back was never published.
+	Checks string `json:"checks"`
+}
+
+// EnvDiffResult is what main of one table lacks that an environment has.
+type EnvDiffResult struct {
+	Table string `json:"table"`
+	Env   string `json:"env"`
+	// Written is false when the environment has not written the table: main lacks nothing.
+	Written bool `json:"written"`
+	// Promote is what ldp promote would do: PromoteFastForward, PromoteRebase (main moved:
+	// it needs --rebase), PromoteUpToDate or PromoteNoEnv.
+	Promote string `json:"promote"`
+	// MainMoved is how many snapshots main published since the fork.
+	MainMoved int `json:"main_moved"`
+	// Lacks are the environment's windows whose keys main does not have, OnMain those it has;
+	// each sorted by window, key and snapshot.
+	Lacks  []EnvDiffWindow `json:"lacks"`
+	OnMain []EnvDiffWindow `json:"on_main"`
+}
+
+// EnvDiff is what main of tbl lacks that environment env has, window by window: each of the
+// environment's own snapshots, by whether main has its key (a promote would skip it), with
+// its rows and its checks.
+func EnvDiff(tbl *table.Table, env string, now time.Time) (*EnvDiffResult, error) {
+	if err := CheckEnvName(env); err != nil {
+		return nil, err
+	}
+	res := &EnvDiffResult{Table: refOf(tbl).String(), Env: env, Promote: PromoteNoEnv, Lacks: []EnvDiffWindow{}, OnMain: []EnvDiffWindow{}}
+	head := EnvHead(tbl, env)
+	if head == nil {
+		return res, nil
+	}
+	res.Written = true
+	l := lineOf(tbl, env, head)
+	for _, s := range l.own {
+		w := EnvDiffWindow{EnvWindow: envWindow(s), Checks: "passed"}
+		if w.ChecksFailed {
+			w.Checks = ChecksFailed
+		}
+		if s.Summary != nil {
+			w.RowsDeleted, _ = strconv.ParseInt(s.Summary.Properties["deleted-records"], 10, 64)
+		}
+		var found *table.Snapshot
+		if w.Key != "" {
+			var err error
+			if found, err = FindKey(tbl, w.Key, now); err != nil {
+				return nil, err
+			}
+		}
+		if found != nil {
+			res.OnMain = append(res.OnMain, w)
+		} else {
+			res.Lacks = append(res.Lacks, w)
+		}
+	}
+	for _, ws := range [][]EnvDiffWindow{res.Lacks, res.OnMain} {
+		slices.SortFunc(ws, func(a, b EnvDiffWindow) int {
+			return cmp.Or(cmp.Compare(a.Window, b.Window), cmp.Compare(a.Key, b.Key), cmp.Compare(a.SnapshotID, b.SnapshotID))
+		})
+	}
+	main := tbl.CurrentSnapshot()
+	for _, s := range Ancestry(tbl) {
+		if l.meet != nil && s.SnapshotID == l.meet.SnapshotID {
+			break
+		}
+		res.MainMoved++
+	}
+	switch {
+	case len(res.Lacks) == 0:
+		res.Promote = PromoteUpToDate
+	case l.meet != nil && main != nil && l.meet.SnapshotID == main.SnapshotID:
+		res.Promote = PromoteFastForward
+	default:
+		res.Promote = PromoteRebase
+	}
+	return res, nil
 }
 
 // EnvInfo is what an environment holds on one table.
@@ -706,7 +804,7 @@ func (c *Catalog) Promote(ctx context.Context, ref Ref, env string, o PromoteOpt
 			if !o.Rebase {
 				return nil, mainMoved(tbl, ref, env, l)
 			}
-			snaps, adds, err := c.replay(ctx, tbl, ref, env, pending)
+			snaps, adds, err := c.replay(ctx, tbl, ref, env, pending, o.DryRun)
 			if err != nil {
 				return nil, err
 			}
@@ -778,11 +876,12 @@ func mainMoved(tbl *table.Table, ref Ref, env string, l envLine) error {
 	return e
 }
 
-// replay builds, on main's head of tbl, one snapshot for each of the environment's appends in
-// pending (their added data files, their summary's ldp keys, and PromotedFromProp), and returns
-// them with the updates that add them. An environment snapshot that replaced rows (an
-// overwrite, an upsert) or carries no key cannot be replayed exactly once: a *RebaseError.
-func (c *Catalog) replay(ctx context.Context, tbl *table.Table, ref Ref, env string, pending []*table.Snapshot) ([]*table.Snapshot, []table.Update, error) {
+// replay builds, on main's head of tbl, one snapshot for each of the environment's windows in
+// pending (their summary's ldp keys, and PromotedFromProp), and returns them with the updates
+// that add them: an append adds its data files again; an overwrite or upsert is replayed with
+// its write mode (replayReplace). A window that carries no key, or that replaced rows without
+// recording how, cannot be replayed exactly once: a *RebaseError. A dry run writes no file.
+func (c *Catalog) replay(ctx context.Context, tbl *table.Table, ref Ref, env string, pending []*table.Snapshot, dryRun bool) ([]*table.Snapshot, []table.Update, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -793,8 +892,8 @@ func (c *Catalog) replay(ctx context.Context, tbl *table.Table, ref Ref, env str
 		switch {
 		case w.Key == "":
 			return nil, nil, &RebaseError{Ref: ref, Env: env, Window: w, Why: "has no idempotency key, so it cannot be replayed exactly once; publish it with --window"}
-		case s.Summary.Operation != table.OpAppend:
-			return nil, nil, &RebaseError{Ref: ref, Env: env, Window: w, Why: fmt.Sprintf("is an %s (it replaced rows), which depends on the rows it replaced; rebase replays appends only: re-run the window on main (ldp run without --env)", s.Summary.Operation)}
+		case s.Summary.Operation != table.OpAppend && !replayable(s):
+			return nil, nil, &RebaseError{Ref: ref, Env: env, Window: w, Why: fmt.Sprintf("is an %s (it replaced rows) published before ldp recorded how it replaced them; re-run the window on main (ldp run without --env)", s.Summary.Operation)}
 		}
 		ms, err := s.Manifests(fsys)
 		if err != nil {
@@ -820,6 +919,12 @@ func (c *Catalog) replay(ctx context.Context, tbl *table.Table, ref Ref, env str
 			if strings.HasPrefix(k, "ldp.") && k != EnvProp {
 				props[k] = v
 			}
+		}
+		if s.Summary.Operation != table.OpAppend {
+			if err := c.replayReplace(ctx, tx, s, files, props, dryRun); err != nil {
+				return nil, nil, fmt.Errorf("replay window %s of environment %s onto %s: %w", w, env, ref, err)
+			}
+			continue
 		}
 		if len(files) == 0 {
 			// An empty window (allow_empty) is still a window: it keeps its key.
@@ -876,4 +981,110 @@ func envOnly(tbl *table.Table, env, branch string) []int64 {
 		}
 	}
 	return out
+}
+
+// replayProps records in w's snapshot properties how a window published into an environment
+// replaces rows (WriteModeProp and the rest), for a rebase to replay it on main; tbl is the
+// table as the window's write sees it.
+func replayProps(w *writer, tbl *table.Table) error {
+	if needsArrowWriter(tbl.Schema(), tbl.Spec()) {
+		return nil // iceberg-go writes the files: a batch's cannot be told from survivors
+	}
+	w.props[WriteModeProp] = string(w.mode)
+	switch {
+	case w.mode == v1.WriteUpsert:
+		cols, err := json.Marshal(w.joinCols)
+		if err != nil {
+			return err
+		}
+		w.props[JoinColsProp] = string(cols)
+	case w.mode == v1.WriteOverwrite && w.replaceWhere != nil:
+		pred, err := w.replacePredicate(tbl)
+		if err != nil {
+			return err
+		}
+		w.props[ReplaceWhereProp] = pred
+	}
+	return nil
+}
+
+// replayable reports whether an environment's snapshot that replaced rows recorded how
+// (replayProps).
+func replayable(s *table.Snapshot) bool {
+	p := s.Summary.Properties
+	switch v1.WriteMode(p[WriteModeProp]) {
+	case v1.WriteOverwrite:
+		return true
+	case v1.WriteUpsert:
+		var cols []string
+		return json.Unmarshal([]byte(p[JoinColsProp]), &cols) == nil && len(cols) > 0
+	}
+	return false
+}
+
+// replayReplace adds to tx the window s of an environment that replaced rows, replayed with its
+// write mode on the table as tx has staged it (main's head, and the windows replayed before
+// it): the rows of its batch (the files s added, less the survivors its own rewrite wrote)
+// replace, on main now, the window's rows (an overwrite's predicate, or the whole table) or
+// the rows whose join keys the batch holds (an upsert), main's files rewritten without them.
+// A dry run checks and stages a stand-in that writes nothing.
+func (c *Catalog) replayReplace(ctx context.Context, tx *table.Transaction, s *table.Snapshot, files []iceberg.DataFile, props iceberg.Properties, dryRun bool) error {
+	if dryRun {
+		return tx.AddFiles(ctx, nil, props, true)
+	}
+	var batch []string
+	for _, f := range files {
+		if !isRewrite(f.FilePath()) {
+			batch = append(batch, f.FilePath())
+		}
+	}
+	st, err := tx.StagedTable()
+	if err != nil {
+		return err
+	}
+	cur := st.Table
+	db, err := engine.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	w := &writer{db: db, props: props}
+	if err := w.useFS(ctx, cur); err != nil {
+		return err
+	}
+	var deleted, rewritten []string
+	p := s.Summary.Properties
+	switch mode := v1.WriteMode(p[WriteModeProp]); {
+	case mode == v1.WriteOverwrite && p[ReplaceWhereProp] == "":
+		if deleted, err = currentFiles(ctx, cur); err != nil {
+			return err
+		}
+	case mode == v1.WriteOverwrite:
+		if deleted, rewritten, err = w.rewriteWithout(ctx, cur, p[ReplaceWhereProp]); err != nil {
+			return err
+		}
+	default: // an upsert: replayable checked its join columns
+		if len(batch) == 0 {
+			break // no row to upsert
+		}
+		if err := json.Unmarshal([]byte(p[JoinColsProp]), &w.joinCols); err != nil {
+			return err
+		}
+		local, err := fetch(w.fs, batch)
+		if err != nil {
+			return err
+		}
+		w.relation = "read_parquet(" + engine.LitList(local) + ", hive_partitioning = false)"
+		match, err := w.keyMatch(ctx, cur, "t")
+		if err != nil {
+			return err
+		}
+		if deleted, rewritten, err = w.rewriteWithout(ctx, cur, match); err != nil {
+			return err
+		}
+	}
+	if len(deleted) == 0 {
+		return tx.AddFiles(ctx, batch, props, true)
+	}
+	return tx.ReplaceDataFiles(ctx, deleted, append(rewritten, batch...), props)
 }

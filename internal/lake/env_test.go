@@ -290,29 +290,65 @@ func TestPromoteAudit(t *testing.T) {
 	}
 }
 
-// TestRebaseRefusesAnOverwrite: an environment's overwrite depends on the rows it replaced, so
-// a rebase refuses it rather than replay it wrong; main is unchanged.
-func TestRebaseRefusesAnOverwrite(t *testing.T) {
-	f := newFixture(t)
-	f.publishWindow(t, "", 0, nil)
-	f.windowBatch(t, 1)
-	f.publish(t, PublishOptions{Key: "ow", RunID: "ow", Env: "dev", WriteOptions: WriteOptions{Mode: "overwrite"}})
-	if got := f.envQuery(t, "dev", "SELECT count(*) FROM rides"); got[0] != "3" {
-		t.Errorf("dev after its overwrite: %v rows, want 3", got)
-	}
-	if got := f.envQuery(t, "", "SELECT count(*) FROM rides"); got[0] != "3" {
-		t.Errorf("main after dev's overwrite: %v rows, want 3", got)
-	}
-	f.publishWindow(t, "", 5, nil)
+// rebaseOnce promotes dev onto a main that moved, by rebase, and checks that main then holds
+// each key once and the rows want (ride:fare, by ride).
+func rebaseOnce(t *testing.T, f *fixture, key string, want string) {
+	t.Helper()
 	before := f.mainHead(t)
-	_, err := f.cat.Promote(f.ctx, f.ref, "dev", PromoteOptions{Rebase: true})
-	var rb *RebaseError
-	if !errors.As(err, &rb) {
-		t.Fatalf("rebase of an overwrite: %v", err)
+	if _, err := f.cat.Promote(f.ctx, f.ref, "dev", PromoteOptions{}); err == nil {
+		t.Fatal("a promote over a moved main without --rebase went through")
 	}
 	if f.mainHead(t) != before {
-		t.Fatal("main moved")
+		t.Fatal("a refused promote moved main")
 	}
+	r, err := f.cat.Promote(f.ctx, f.ref, "dev", PromoteOptions{Rebase: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Action != PromoteRebase || len(r.Windows) != 1 || r.Windows[0].Key != key {
+		t.Fatalf("rebase %+v", r)
+	}
+	for k, n := range keyCount(t, f) {
+		if n != 1 {
+			t.Errorf("key %s on main %d times", k, n)
+		}
+	}
+	if got := f.envQuery(t, "", "SELECT string_agg(ride_id || ':' || fare, ' ' ORDER BY ride_id) FROM rides"); got[0] != want {
+		t.Errorf("main after the rebase: %v, want %s", got, want)
+	}
+	if r, err := f.cat.Promote(f.ctx, f.ref, "dev", PromoteOptions{Rebase: true}); err != nil || r.Action != PromoteUpToDate {
+		t.Errorf("promote again: %+v %v (a window main has must not be replayed twice)", r, err)
+	}
+}
+
+// TestRebaseReplaysAnOverwrite: an environment's overwrite of a window's rows is replayed on a
+// main that moved with its write mode: the window's rows as main has them now (a row main
+// added after the fork included) are replaced by the batch; main's other windows stay.
+func TestRebaseReplaysAnOverwrite(t *testing.T) {
+	f := newFixture(t)
+	f.publishWindow(t, "", 0, nil) // rides 1, 2, 3 at fare 0
+	f.batch(t, rideCols, "(1, 'NYC', 5.0), (2, 'BKK', 6.0)")
+	below10 := func(string) (string, error) { return "ride_id < 10", nil }
+	f.publish(t, PublishOptions{Key: "ow", RunID: "ow", Env: "dev", ReplaceColumn: "ride_id", ReplaceWhere: below10, WriteOptions: WriteOptions{Mode: "overwrite"}})
+	if got := f.envQuery(t, "dev", "SELECT count(*) FROM rides"); got[0] != "2" {
+		t.Errorf("dev after its overwrite: %v rows, want 2", got)
+	}
+	f.publishWindow(t, "", 5, nil)
+	f.batch(t, rideCols, "(4, 'X', 1.0)")
+	f.publish(t, PublishOptions{Key: "late", RunID: "late"})
+	rebaseOnce(t, f, "ow", "1:5.0 2:6.0 51:5.0 52:5.0 53:5.0")
+}
+
+// TestRebaseReplaysAnUpsert: an environment's upsert is replayed on a main that moved with its
+// join keys: the batch's rows replace main's rows of the same keys now, and main's other
+// rows, those after the fork included, stay.
+func TestRebaseReplaysAnUpsert(t *testing.T) {
+	f := newFixture(t)
+	f.publishWindow(t, "", 0, nil) // rides 1, 2, 3 at fare 0
+	f.batch(t, rideCols, "(1, 'NYC', 9.0), (99, 'X', 9.0)")
+	f.publish(t, PublishOptions{Key: "up", RunID: "up", Env: "dev", WriteOptions: WriteOptions{Mode: "upsert", JoinCols: []string{"ride_id"}}})
+	f.publishWindow(t, "", 5, nil)
+	rebaseOnce(t, f, "up", "1:9.0 2:0.0 3:0.0 51:5.0 52:5.0 53:5.0 99:9.0")
 }
 
 // TestEnvNames: a name that could collide with ldp's own refs, or main, is refused by rule.
@@ -382,4 +418,62 @@ func TestEnvKeysStopAtTheFork(t *testing.T) {
 	if got := f.envQuery(t, "dev", "SELECT count(*) FROM rides"); got[0] != "9" {
 		t.Errorf("dev: %v rows, want 9", got)
 	}
+}
+
+// TestEnvDiff: what main lacks of dev, window by window and sorted, with its rows, operation
+// and checks; a window main published itself is on main; the promote's action follows main.
+func TestEnvDiff(t *testing.T) {
+	f := newFixture(t)
+	f.publishWindow(t, "", 0, nil)
+	tbl, err := f.cat.Load(f.ctx, f.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := EnvDiff(tbl, "dev", time.Now()); err != nil || d.Written || d.Promote != PromoteNoEnv || len(d.Lacks) != 0 {
+		t.Fatalf("an environment that has not written the table: %+v %v", d, err)
+	}
+	for _, i := range []int{3, 1, 2} {
+		f.publishWindow(t, "dev", i, nil)
+	}
+	f.publishWindow(t, "dev", 4, map[string]string{ChecksProp: ChecksFailed})
+	tbl, _ = f.cat.Load(f.ctx, f.ref)
+	d, err := EnvDiff(tbl, "dev", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range d.Lacks {
+		got = append(got, fmt.Sprintf("%s %s %s %d %s", w.Window, w.Key, w.Operation, w.Rows, w.Checks))
+	}
+	want := []string{"w01 key-01 append 3 passed", "w02 key-02 append 3 passed", "w03 key-03 append 3 passed", "w04 key-04 append 3 failed"}
+	if fmt.Sprint(got) != fmt.Sprint(want) || d.Promote != PromoteFastForward || d.MainMoved != 0 || len(d.OnMain) != 0 {
+		t.Fatalf("diff %v (%s, main moved %d), want %v", got, d.Promote, d.MainMoved, want)
+	}
+	f.publishWindow(t, "", 2, nil) // main publishes window 2 itself
+	tbl, _ = f.cat.Load(f.ctx, f.ref)
+	d, err = EnvDiff(tbl, "dev", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Lacks) != 3 || len(d.OnMain) != 1 || d.OnMain[0].Window != "w02" || d.Promote != PromoteRebase || d.MainMoved != 1 {
+		t.Fatalf("diff after main moved: %+v", d)
+	}
+	if _, err := f.cat.Promote(f.ctx, f.ref, "dev", PromoteOptions{Rebase: true, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = f.cat.Load(f.ctx, f.ref)
+	if d, err = EnvDiff(tbl, "dev", time.Now()); err != nil || len(d.Lacks) != 0 || len(d.OnMain) != 4 || d.Promote != PromoteUpToDate {
+		t.Fatalf("diff after the promote: %+v %v", d, err)
+	}
+}
+
+// TestRebaseReplaysAWholeTableOverwrite: an overwrite of the whole table in dev replaces, on a
+// main that moved, everything main holds now: the write mode says so.
+func TestRebaseReplaysAWholeTableOverwrite(t *testing.T) {
+	f := newFixture(t)
+	f.publishWindow(t, "", 0, nil)
+	f.batch(t, rideCols, "(7, 'NYC', 7.0)")
+	f.publish(t, PublishOptions{Key: "all", RunID: "all", Env: "dev", WriteOptions: WriteOptions{Mode: "overwrite"}})
+	f.publishWindow(t, "", 5, nil)
+	rebaseOnce(t, f, "all", "7:7.0")
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -754,6 +755,14 @@ func (w *writer) linkPrewritten(ctx context.Context, q, dir string) ([]string, b
 	return out, true
 }
 
+// rewritePrefix starts the name of every file rewriteWithout writes (a batch's files are
+// part-N, or a prewritten append's own names): a rebase tells a window's batch from the
+// survivors of its rewrite by it (isRewrite).
+const rewritePrefix = "rewrite-"
+
+// isRewrite reports whether the data file at loc holds the survivors of a rewrite.
+func isRewrite(loc string) bool { return strings.HasPrefix(path.Base(loc), rewritePrefix) }
+
 // rewriteWithout finds the current data files that hold rows matching pred (over alias t) and
 // writes each again without them. It returns the files to delete and their replacements.
 func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred string) (deleted, rewritten []string, err error) {
@@ -804,7 +813,7 @@ func (w *writer) rewriteWithout(ctx context.Context, tbl *table.Table, pred stri
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, err
 		}
-		out := filepath.Join(dir, fmt.Sprintf("rewrite-%d.parquet", i))
+		out := filepath.Join(dir, fmt.Sprintf("%s%d.parquet", rewritePrefix, i))
 		w.written = append(w.written, out)
 		w.rewrites = append(w.rewrites, out)
 		if err := w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION snappy)", keep, engine.Lit(out))); err != nil {

@@ -107,6 +107,8 @@ type RunStartedPayload struct {
 	Target         Dataset `json:"target"`
 	LdpVersion     string  `json:"ldp_version"`
 	Window         *Window `json:"logical_window,omitempty"`
+	// Env is the environment the run published into; "" is main.
+	Env string `json:"env,omitempty"`
 }
 
 // Column is one column of an extracted schema.
@@ -206,6 +208,9 @@ type WorkflowStartedPayload struct {
 	Replace  bool     `json:"replace"`
 	// Evidence is what the run saw of its spec and sources; "" before issue 29.
 	Evidence string `json:"evidence,omitempty"`
+	// Env is the environment the run published into; "" is main. A run in an environment is
+	// not a run of the window on main, nor one on main a run in an environment.
+	Env string `json:"env,omitempty"`
 }
 
 // TaskStartedPayload begins one attempt of a task of a workflow's run.
@@ -243,6 +248,7 @@ type WorkflowFinishedPayload struct {
 	Window   Window                `json:"logical_window"`
 	Status   v1.Outcome            `json:"status"`
 	Tasks    map[string]v1.Outcome `json:"tasks"`
+	Env      string                `json:"env,omitempty"`
 }
 
 // RunsForgottenPayload names the runs ldp runs forget leaves out of every read.

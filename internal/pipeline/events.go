@@ -34,6 +34,7 @@ func (r *run) startedPayload() ledger.RunStartedPayload {
 		Source:         r.sourceDataset(),
 		Target:         r.targetDataset(),
 		LdpVersion:     r.opts.Version,
+		Env:            r.opts.Env,
 	}
 	if !r.opts.Window.IsZero() {
 		w := ledger.WindowOf(r.opts.Window)

@@ -145,6 +145,20 @@ const (
 	StatusFailed           = "failed"
 )
 
+// EnvOf is the environment a run of p asked for env publishes into: env, or the spec's
+// metadata.env when env is "". A spec that names an environment runs in no other (as kubectl
+// refuses a namespace other than the manifest's): a *ldperr.ConfigError saying so.
+func EnvOf(p *v1.Pipeline, env string) (string, error) {
+	own := p.Metadata.Env
+	switch {
+	case own == "" || env == own:
+		return env, nil
+	case env == "":
+		return own, nil
+	}
+	return "", &ldperr.ConfigError{File: p.Path, Msg: fmt.Sprintf("metadata.env is %s, so its windows publish into environment %s only; it was asked to publish into %s: drop --env, or change metadata.env", own, own, env)}
+}
+
 // Result is what a run did.
 type Result struct {
 	Pipeline    string            `json:"pipeline"`
@@ -321,6 +335,11 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		opts.Attempt = 1
 	}
 	staged := opts.staged() && p.IsIceberg() // decided before a run id is made up
+	env, err := EnvOf(p, opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	opts.Env = env
 	if opts.Env != "" {
 		if err := lake.CheckEnvName(opts.Env); err != nil {
 			return nil, &ldperr.ConfigError{File: p.Path, Err: err}
