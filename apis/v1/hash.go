@@ -11,7 +11,8 @@ import (
 // specHashOmit are the keys that do not change what a run does: labels, where events go, when
 // and how often a run is tried. window stays, because its column changes which rows a run reads.
 var specHashOmit = []string{"who", "what", "where", "description"}
-var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retries"}
+// upstream says when a window may run (after its upstream windows), not what its run does.
+var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retries", "upstream"}
 
 // SpecHash is the sha256 of the canonical JSON of what the pipeline does: defaults filled in,
 // formats upper-case, write modes lower-case, quality in its object form, and local paths
