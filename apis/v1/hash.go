@@ -11,6 +11,7 @@ import (
 // specHashOmit are the keys that do not change what a run does: labels, where events go, when
 // and how often a run is tried. window stays, because its column changes which rows a run reads.
 var specHashOmit = []string{"who", "what", "where", "description"}
+
 // upstream says when a window may run (after its upstream windows), not what its run does.
 var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retries", "upstream"}
 

@@ -393,16 +393,16 @@ type WorkflowMetadata struct {
 
 // Task is one step of a workflow; exactly one of its kinds is set.
 type Task struct {
-	ID        string        `json:"id"`
-	DependsOn []string      `json:"depends_on,omitempty"`
+	ID        string   `json:"id"`
+	DependsOn []string `json:"depends_on,omitempty"`
 	// Upstream are dataset configs outside the workflow whose windows overlapping a window of
 	// the workflow must be published before the window runs (as a Pipeline's metadata.upstream).
-	Upstream []Upstream `json:"upstream,omitempty"`
-	Retries   *Retries      `json:"retries,omitempty"`
-	Pipeline  string        `json:"pipeline,omitempty"`
-	Maintain  *MaintainTask `json:"maintain,omitempty"`
-	Dbt       *DbtTask      `json:"dbt,omitempty"`
-	SQL       *SQLTask      `json:"sql,omitempty"`
+	Upstream []Upstream    `json:"upstream,omitempty"`
+	Retries  *Retries      `json:"retries,omitempty"`
+	Pipeline string        `json:"pipeline,omitempty"`
+	Maintain *MaintainTask `json:"maintain,omitempty"`
+	Dbt      *DbtTask      `json:"dbt,omitempty"`
+	SQL      *SQLTask      `json:"sql,omitempty"`
 }
 
 // Kind names the one kind the task has.
