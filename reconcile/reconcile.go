@@ -53,6 +53,8 @@ type Object struct {
 	Tasks []Task
 	// Delay is how long after its end a window waits for late rows (metadata.window.delay).
 	Delay time.Duration
+	// Upstreams are the objects whose overlapping windows a window waits for (Waits).
+	Upstreams []Upstream
 }
 
 // LastRun is the last run of an object for one window, as the ledger tells it.
@@ -210,9 +212,12 @@ type WindowPlan struct {
 	// RetryAt is when a waiting window's retry is due, or the end of a window not finished.
 	RetryAt time.Time `json:"retry_at,omitzero"`
 	// Held, with the action hold, is why the schedule leaves the window alone.
-	Held   *Hold      `json:"held,omitempty"`
-	Action v1.Action  `json:"action"`
-	Tasks  []TaskPlan `json:"tasks"`
+	Held *Hold `json:"held,omitempty"`
+	// Waiting, with the action wait, is what the window's upstream objects still lack: it
+	// runs once every upstream window that overlaps it is published (Waits).
+	Waiting []Wait     `json:"waiting,omitempty"`
+	Action  v1.Action  `json:"action"`
+	Tasks   []TaskPlan `json:"tasks"`
 }
 
 // Key is the key of the window p plans.
@@ -262,11 +267,17 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 		if wp.Action != v1.ActionSkip && !Finished(w, obj.Delay, opts.Now) {
 			wp.NotFinished, wp.Action, wp.RetryAt = true, v1.ActionWait, ReadyAt(w, obj.Delay)
 		}
+		if len(obj.Upstreams) > 0 {
+			wp.Action, wp.Waiting = waitsUpstream(wp.Action, Waits(obj.Upstreams, w, obs))
+		}
 		wp.Continue = Continues(wp.Action, wp.LastRun, opts)
 		for _, t := range order {
 			tp := TaskAction(t, w, wp.Action, obs)
-			if wp.NotFinished {
+			switch {
+			case wp.NotFinished:
 				tp.Reason = ReasonNotFinished
+			case len(wp.Waiting) > 0:
+				tp.Reason = ReasonUpstream
 			}
 			wp.Tasks = append(wp.Tasks, tp)
 		}
@@ -441,8 +452,12 @@ func Pending(plans []WindowPlan) bool {
 	return false
 }
 
-// Runs reports whether the window runs now: it is neither done, nor waiting for a retry, nor
-// held.
+// WaitsUpstream reports whether the window waits for its upstream windows: nothing runs it,
+// a backfill included, until they are published.
+func (p WindowPlan) WaitsUpstream() bool { return len(p.Waiting) > 0 }
+
+// Runs reports whether the window runs now: it is neither done, nor waiting for a retry, its
+// upstream windows or its end, nor held.
 func (p WindowPlan) Runs() bool {
 	return p.Action != v1.ActionSkip && p.Action != v1.ActionWait && p.Action != v1.ActionHold
 }
