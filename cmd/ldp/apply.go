@@ -56,7 +56,23 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	if bad := badObjects(res); bad != nil {
 		return bad // "nothing to do" would hide that some objects were not planned
 	}
-	if !o.out.JSON() && len(results) == 0 {
+	waiting := 0
+	for _, obj := range res.Objects {
+		for _, wp := range obj.Windows {
+			if !wp.WaitsUpstream() {
+				continue
+			}
+			waiting++
+			if !o.out.JSON() {
+				fmt.Fprintf(s.Out, "%s %s/%s: %s\n", obj.Name, wp.Start, wp.End, controllers.WaitMessages(wp.Waiting))
+			}
+		}
+	}
+	switch {
+	case o.out.JSON():
+	case len(results) == 0 && waiting > 0:
+		fmt.Fprintf(s.Out, "nothing ran: %d %s for %s upstream windows\n", waiting, plural(waiting, "window waits", "windows wait"), plural(waiting, "its", "their"))
+	case len(results) == 0:
 		fmt.Fprintln(s.Out, "nothing to do: every window is done")
 	}
 	return outcomeExit(res.Outcome())

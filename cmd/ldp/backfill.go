@@ -109,6 +109,9 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 	case o.bo.DryRun:
 		for _, w := range res.Windows {
 			fmt.Fprintf(s.Out, "%s/%s  %-9s  %s%s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "), inZone(wf.Window.Location, w.Start, w.End))
+			if len(w.Waiting) > 0 {
+				fmt.Fprintf(s.Out, "  %s\n", controllers.WaitMessages(w.Waiting))
+			}
 		}
 	default:
 		fmt.Fprintf(s.Out, "%s: %d %s: %s\n", res.Workflow, len(res.Windows), plural(len(res.Windows), "window", "windows"), counts(res.Counts))
@@ -215,6 +218,8 @@ func windowTrouble(w controllers.BackfillWindow) string {
 		return "no reason recorded"
 	case controllers.OutcomeNotRun:
 		return "an earlier window failed and --stop-on-failure stopped the backfill"
+	case controllers.OutcomeWaiting:
+		return "skipped, " + controllers.WaitMessages(w.Waiting) + " (backfill the upstream first)"
 	}
 	return ""
 }

@@ -101,12 +101,15 @@ func (e noneplanned) Error() string {
 // --dry-run's.
 func printDiff(w io.Writer, plans []objectPlan) {
 	pending := printPlans(w, plans)
-	compared, unfinished, held := 0, 0, 0
+	compared, unfinished, held, waiting := 0, 0, 0, 0
 	for _, p := range plans {
 		compared += len(p.Windows)
 		for _, wp := range p.Windows {
 			if wp.NotFinished {
 				unfinished++
+			}
+			if wp.WaitsUpstream() {
+				waiting++
 			}
 			if wp.Held != nil {
 				held++
@@ -122,12 +125,16 @@ func printDiff(w io.Writer, plans []objectPlan) {
 		fmt.Fprintf(w, "nothing compared: no window is due; the schedule ends at %s%s (metadata.end), no window after it is expected; pass --window or --from/--to to compare others\n", end, inZone(plans[0].Loc, end))
 	case compared == 0:
 		fmt.Fprintln(w, "nothing compared: no window is due yet; pass --window or --from/--to to compare others")
+	case pending == 0 && waiting > 0:
+		fmt.Fprintf(w, "nothing would run: %d %s for %s upstream windows (ldp apply runs an upstream before the windows that wait for it)\n", waiting, plural(waiting, "window waits", "windows wait"), plural(waiting, "its", "their"))
 	case pending == 0 && held > 0:
 		fmt.Fprintf(w, "nothing would run: %d %s held until %s source or spec changes\n", held, plural(held, "window is", "windows are"), plural(held, "its", "their"))
 	case pending == 0 && unfinished > 0:
 		fmt.Fprintf(w, "nothing would run: %d %s not finished\n", unfinished, plural(unfinished, "window is", "windows are"))
 	case pending == 0:
 		fmt.Fprintln(w, "nothing to do: every window is done")
+	case waiting > 0:
+		fmt.Fprintf(w, "%d %s would run; %d %s for %s upstream windows\n", pending, plural(pending, "window", "windows"), waiting, plural(waiting, "waits", "wait"), plural(waiting, "its", "their"))
 	default:
 		fmt.Fprintf(w, "%d %s would run\n", pending, plural(pending, "window", "windows"))
 	}
@@ -169,12 +176,17 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 				note += ", not finished (ends at " + wp.End + ", may run at " + wp.RetryAt.UTC().Format(time.RFC3339) + " after its delay)"
 			case wp.NotFinished:
 				note += ", not finished (ends at " + wp.RetryAt.UTC().Format(time.RFC3339) + ")"
+			case wp.WaitsUpstream():
+				note += ", upstream not published"
 			case wp.Action == v1.ActionWait:
 				note += ", retry due " + wp.RetryAt.UTC().Format(time.RFC3339)
 			}
 			fmt.Fprintf(w, "  %s/%s  %s%s -> %s%s\n", wp.Start, wp.End, wp.State, note, wp.Action, inZone(op.Loc, wp.Start, wp.End))
 			if wp.Held != nil {
 				fmt.Fprintf(w, "    held: %s\n", wp.Held.Message)
+			}
+			for _, wait := range wp.Waiting {
+				fmt.Fprintf(w, "    %s\n", controllers.WaitMessage(wait))
 			}
 			if !wp.Runs() {
 				continue
