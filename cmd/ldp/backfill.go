@@ -219,7 +219,7 @@ func windowTrouble(w controllers.BackfillWindow) string {
 	case controllers.OutcomeNotRun:
 		return "an earlier window failed and --stop-on-failure stopped the backfill"
 	case controllers.OutcomeWaiting:
-		return "skipped, " + controllers.WaitMessages(w.Waiting) + " (backfill the upstream first)"
+		return "skipped (" + controllers.WaitMessages(w.Waiting) + "); backfill the upstream first"
 	}
 	return ""
 }
