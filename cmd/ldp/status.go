@@ -98,6 +98,10 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			start, end, _ := h.Window.Bounds()
 			fmt.Fprintf(s.Out, "  held        %s%s: %s\n", h.Window, inZone(loc, start, end), h.Message)
 		}
+		for _, u := range ob.WaitingUpstream {
+			start, end, _ := u.Window.Bounds()
+			fmt.Fprintf(s.Out, "  upstream    %s%s: %s\n", u.Window, inZone(loc, start, end), u.Message)
+		}
 	}
 	if len(rep.Invalid) > 0 {
 		return failedExit()
