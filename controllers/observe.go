@@ -260,7 +260,7 @@ func (f *runFold) add(events []runEvent) {
 			if !ok || f.runs[k] != nil {
 				continue // the same event read twice
 			}
-			r := &runState{window: p.Window.Key(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence}}
+			r := &runState{window: p.Window.Key(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence, Consumed: p.Upstream}}
 			f.runs[k] = r
 			f.byWorkflow[p.Workflow] = append(f.byWorkflow[p.Workflow], r)
 		case TaskFinished:

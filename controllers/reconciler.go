@@ -36,6 +36,9 @@ type Request struct {
 	Now      time.Time
 	// Replace runs every window again under its replace key.
 	Replace bool
+	// Stale runs again, under its replace key, each published window an upstream window it
+	// consumed was replaced under a new key since (reconcile.StaleUpstream): ldp apply --stale.
+	Stale bool
 	// Fresh makes the windows one range asked for now (a backfill): each runs as a run of its
 	// own (a failed run is not carried on), even one whose retry is not due yet; they share the
 	// CSV layouts they sniff (pipeline.Sniffs), and each log line names its window.
@@ -336,7 +339,7 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 	}
 	// The schedule's windows hold those that would only be held back again; a window asked for
 	// by name runs.
-	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now, Hold: bySchedule})
+	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Stale: req.Stale, Fresh: req.Fresh, Now: req.Now, Hold: bySchedule})
 	if req.ReadSources {
 		if err := columnErrors(s.WF, plans); err != nil {
 			return nil, err

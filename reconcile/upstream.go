@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"slices"
+
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
@@ -71,4 +73,74 @@ func waitsUpstream(action v1.Action, waits []Wait) (v1.Action, []Wait) {
 		}
 	}
 	return action, nil
+}
+
+// ReasonStale is the reason of each task of a stale window that ldp apply --stale runs again.
+const ReasonStale = "stale: an upstream window was replaced after this window ran"
+
+// Stale is one upstream's windows that were published under a new key after a window of this
+// object consumed them.
+type Stale struct {
+	Upstream string `json:"upstream"`
+	File     string `json:"file"`
+	Size     string `json:"size"`
+	Timezone string `json:"timezone"`
+	// Replaced are the upstream windows, in time order.
+	Replaced []v1.LogicalWindow `json:"-"`
+	// ReplacedStarts are the same, as FormatInstant writes them, for JSON readers.
+	ReplacedStarts []string `json:"replaced"`
+}
+
+// publishedKeys are the keys of upstream window uw on the upstream's main: its key and each
+// of its replace keys that is there.
+func publishedKeys(u Upstream, uw v1.LogicalWindow, obs Observed) []string {
+	var out []string
+	for k := range v1.WindowKeys(u.Key(uw), obs.SpecHashes[u.Target]) {
+		if obs.HasKey(u.Target, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Consumed are the keys of the upstream windows that overlap w that are on their tables' main
+// now, sorted: what a run of w planned now consumes, recorded with the run (LastRun.Consumed).
+func Consumed(ups []Upstream, w v1.LogicalWindow, obs Observed) []string {
+	var out []string
+	for _, u := range ups {
+		for _, uw := range u.Windows(w) {
+			out = append(out, publishedKeys(u, uw, obs)...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// StaleUpstream is the rule of staleness: a published window is stale when an upstream window
+// it overlaps is on main under a key its last run did not consume (the upstream was replaced:
+// ldp backfill --replace under a changed spec, or a changed key), so its rows were made from
+// the upstream's old data. Each new key makes it stale once: the run that replaces it
+// consumes that key. A last run that recorded nothing (no upstreams then, or an older ldp)
+// says nothing, and the window is not stale.
+func StaleUpstream(ups []Upstream, w v1.LogicalWindow, obs Observed, last *LastRun) []Stale {
+	if last == nil || last.Consumed == nil {
+		return nil
+	}
+	var out []Stale
+	for _, u := range ups {
+		st := Stale{Upstream: u.Name, File: u.File, Size: u.Size, Timezone: u.Zone}
+		for _, uw := range u.Windows(w) {
+			for _, k := range publishedKeys(u, uw, obs) {
+				if _, seen := slices.BinarySearch(last.Consumed, k); !seen {
+					st.Replaced = append(st.Replaced, uw)
+					st.ReplacedStarts = append(st.ReplacedStarts, v1.FormatInstant(uw.Start))
+					break
+				}
+			}
+		}
+		if len(st.Replaced) > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
 }

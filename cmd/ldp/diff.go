@@ -80,5 +80,6 @@ func addReconcileFlags(cmd *cobra.Command, f *reconcileFlags, rows bool) {
 	cmd.Flags().StringVar(&f.to, "to", "", "the end of a range (default: the end of the last complete window)")
 	cmd.Flags().StringVar(&f.now, "now", "", "the time to plan at, ISO-8601 (default: now)")
 	cmd.Flags().BoolVar(&f.replace, "replace", false, "run every window again under its replace key")
+	cmd.Flags().BoolVar(&f.stale, "stale", false, "run again, under its replace key, each published window whose upstream window was replaced after it ran (metadata.upstream)")
 	addOutput(cmd, &f.out, rows)
 }

@@ -17,13 +17,14 @@ type reconcileFlags struct {
 	window        string
 	from, to, now string
 	replace       bool
+	stale         bool
 	out           output
 }
 
 // request checks the flags of diff or apply (verb) and makes their fan-out: a Reconcile request
 // for each object found.
 func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.Folder, error) {
-	req := controllers.Folder{Paths: f.files, Each: controllers.Request{Window: f.window, From: f.from, To: f.to, Now: now(), Replace: f.replace}}
+	req := controllers.Folder{Paths: f.files, Each: controllers.Request{Window: f.window, From: f.from, To: f.to, Now: now(), Replace: f.replace, Stale: f.stale}}
 	switch {
 	case len(f.files) == 0:
 		return req, usageError(cmd, "name what to %s with -f, for example: ldp %s -f config/", verb, verb)
@@ -101,10 +102,13 @@ func (e noneplanned) Error() string {
 // --dry-run's.
 func printDiff(w io.Writer, plans []objectPlan) {
 	pending := printPlans(w, plans)
-	compared, unfinished, held, waiting := 0, 0, 0, 0
+	compared, unfinished, held, waiting, stale := 0, 0, 0, 0, 0
 	for _, p := range plans {
 		compared += len(p.Windows)
 		for _, wp := range p.Windows {
+			if len(wp.Stale) > 0 && !wp.Runs() {
+				stale++
+			}
 			if wp.NotFinished {
 				unfinished++
 			}
@@ -127,6 +131,8 @@ func printDiff(w io.Writer, plans []objectPlan) {
 		fmt.Fprintln(w, "nothing compared: no window is due yet; pass --window or --from/--to to compare others")
 	case pending == 0 && waiting > 0:
 		fmt.Fprintf(w, "nothing would run: %d %s for %s upstream windows (ldp apply runs an upstream before the windows that wait for it)\n", waiting, plural(waiting, "window waits", "windows wait"), plural(waiting, "its", "their"))
+	case pending == 0 && stale > 0:
+		fmt.Fprintf(w, "nothing would run: %d %s stale (an upstream window was replaced after %s ran): ldp apply --stale runs %s again\n", stale, plural(stale, "window is", "windows are"), plural(stale, "it", "they"), plural(stale, "it", "them"))
 	case pending == 0 && held > 0:
 		fmt.Fprintf(w, "nothing would run: %d %s held until %s source or spec changes\n", held, plural(held, "window is", "windows are"), plural(held, "its", "their"))
 	case pending == 0 && unfinished > 0:
@@ -187,6 +193,9 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 			}
 			for _, wait := range wp.Waiting {
 				fmt.Fprintf(w, "    %s\n", controllers.WaitMessage(wait))
+			}
+			if len(wp.Stale) > 0 {
+				fmt.Fprintf(w, "    %s\n", controllers.StaleMessage(wp.Stale))
 			}
 			if !wp.Runs() {
 				continue

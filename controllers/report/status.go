@@ -73,7 +73,17 @@ type ObjectStatus struct {
 	// WaitingUpstream are the windows that wait for their upstream objects' windows
 	// (reconcile.Waits), each with what is missing and the sentence views show.
 	WaitingUpstream []UpstreamWaiting `json:"waiting_upstream,omitempty"`
-	Error           string            `json:"error,omitempty"`
+	// Stale are the published windows an upstream window they consumed was replaced under a
+	// new key since (reconcile.StaleUpstream): ldp apply --stale runs them again.
+	Stale []StaleWindow `json:"stale,omitempty"`
+	Error string        `json:"error,omitempty"`
+}
+
+// StaleWindow is a published window made from upstream data since replaced.
+type StaleWindow struct {
+	Window  v1.WindowKey      `json:"window"`
+	Stale   []reconcile.Stale `json:"upstreams"`
+	Message string            `json:"message"`
 }
 
 // UpstreamWaiting is a window that waits for windows of its upstream objects.
@@ -288,6 +298,9 @@ func objectStatus(ctx context.Context, r *controllers.Reconciler, obs *controlle
 		ob.Summary[string(windowCell(p, order, now))]++
 		if p.Held != nil {
 			ob.Held = append(ob.Held, HeldWindow{Window: p.Key(), Hold: p.Held})
+		}
+		if len(p.Stale) > 0 {
+			ob.Stale = append(ob.Stale, StaleWindow{Window: p.Key(), Stale: p.Stale, Message: controllers.StaleMessage(p.Stale)})
 		}
 		if p.WaitsUpstream() {
 			ob.WaitingUpstream = append(ob.WaitingUpstream, UpstreamWaiting{Window: p.Key(), Waits: p.Waiting, Message: controllers.WaitMessages(p.Waiting)})

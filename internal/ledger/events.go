@@ -206,6 +206,10 @@ type WorkflowStartedPayload struct {
 	Replace  bool     `json:"replace"`
 	// Evidence is what the run saw of its spec and sources; "" before issue 29.
 	Evidence string `json:"evidence,omitempty"`
+	// Upstream are the keys of the upstream windows the run's window overlaps that were on
+	// their tables' main when it was planned (metadata.upstream): the data it consumed. An
+	// upstream window published later under a new key makes the window stale.
+	Upstream []string `json:"upstream_keys,omitempty"`
 }
 
 // TaskStartedPayload begins one attempt of a task of a workflow's run.
