@@ -148,3 +148,57 @@ func TestWaitsEachUpstream(t *testing.T) {
 		t.Fatalf("waits %+v, want daily_views's one day", got)
 	}
 }
+
+// TestStaleUpstream: a published day whose run consumed its 24 hours is stale once an hour is
+// on main under a key the run did not consume (a replace), shown and left alone, replaced by
+// Stale; the run that replaces it consumes the new key, after which it is not stale. A run
+// that recorded nothing is never stale.
+func TestStaleUpstream(t *testing.T) {
+	u := hourly()
+	daily := Object{Name: "daily_clicks", Tasks: []Task{keyed("daily_clicks", "t:daily")}, Upstreams: []Upstream{u}}
+	keys := published(allBut()...)
+	keys["t:daily"] = map[string]bool{"daily_clicks@" + d1.String(): true}
+	obs := Observed{Keys: keys, SpecHashes: map[string][]string{"t:clicks": {"v2"}}, LastRuns: map[v1.WindowKey]LastRun{}}
+	consumed := Consumed([]Upstream{u}, d1, obs)
+	if len(consumed) != 24 {
+		t.Fatalf("consumed %d keys, want 24", len(consumed))
+	}
+	ran := LastRun{RunID: "r1", Attempt: 1, Finished: true, Tasks: map[string]v1.Outcome{"daily_clicks": succeeded}, Consumed: consumed}
+	obs.LastRuns[d1.Key()] = ran
+	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{}); p[0].Action != Skip || p[0].Stale != nil {
+		t.Fatalf("before any replace: %s, stale %+v", p[0].Action, p[0].Stale)
+	}
+
+	h4 := hoursOf(d1)[4]
+	keys["t:clicks"][v1.ReplaceKey(u.Key(h4), "v2")] = true
+	p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{})
+	if p[0].Action != Skip || len(p[0].Stale) != 1 || len(p[0].Stale[0].Replaced) != 1 || !p[0].Stale[0].Replaced[0].Start.Equal(h4.Start) {
+		t.Fatalf("after hour 4's replace: %s, stale %+v; want skip, stale at hour 4", p[0].Action, p[0].Stale)
+	}
+	p = Plan(daily, []v1.LogicalWindow{d1}, obs, Options{Stale: true})
+	if p[0].Action != Replace || p[0].Tasks[0].Reason != ReasonStale || len(p[0].Consumed) != 25 {
+		t.Fatalf("with Stale: %s (%q), consumes %d keys; want replace, 25 keys", p[0].Action, p[0].Tasks[0].Reason, len(p[0].Consumed))
+	}
+
+	// The replace ran and consumed the new key: no longer stale.
+	ran.Consumed = p[0].Consumed
+	obs.LastRuns[d1.Key()] = ran
+	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{Stale: true}); p[0].Action != Skip || p[0].Stale != nil {
+		t.Fatalf("after the replace ran: %s, stale %+v", p[0].Action, p[0].Stale)
+	}
+
+	// A run that recorded no upstream keys (an older ldp) is never stale.
+	ran.Consumed = nil
+	obs.LastRuns[d1.Key()] = ran
+	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{Stale: true}); p[0].Action != Skip || p[0].Stale != nil {
+		t.Fatalf("a run with nothing recorded: %s, stale %+v", p[0].Action, p[0].Stale)
+	}
+
+	// A stale day whose upstream also lacks an hour waits rather than replaces.
+	ran.Consumed = consumed
+	obs.LastRuns[d1.Key()] = ran
+	delete(keys["t:clicks"], u.Key(hoursOf(d1)[9]))
+	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{Stale: true}); p[0].Action != v1.ActionWait || !p[0].WaitsUpstream() {
+		t.Fatalf("stale with an hour missing: %s, waiting %+v; want wait", p[0].Action, p[0].Waiting)
+	}
+}
