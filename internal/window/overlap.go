@@ -70,7 +70,15 @@ func Label(start time.Time, size string, loc *time.Location) string {
 	l := start.In(loc)
 	switch size {
 	case Hour, Quarter:
-		return l.Format("15:04")
+		// A clock time the zone passes twice (an autumn change) is named with its zone's
+		// abbreviation, so the two passes read apart: 01:00 EDT, 01:00 EST.
+		clock := l.Format("15:04")
+		for _, d := range []time.Duration{-time.Hour, time.Hour} {
+			if start.Add(d).In(loc).Format("15:04") == clock {
+				return l.Format("15:04 MST")
+			}
+		}
+		return clock
 	}
 	return l.Format(time.DateOnly)
 }

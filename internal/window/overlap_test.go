@@ -93,6 +93,11 @@ func TestLabel(t *testing.T) {
 			t.Errorf("Label(%s) = %q, want %q", tc.size, got, tc.want)
 		}
 	}
+	ny := zone(t, "America/New_York")
+	first, second := time.Date(2026, 11, 1, 5, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 6, 0, 0, 0, time.UTC)
+	if got := Label(first, Hour, ny) + ", " + Label(second, Hour, ny) + ", " + Label(second.Add(time.Hour), Hour, ny); got != "01:00 EDT, 01:00 EST, 02:00" {
+		t.Errorf("the repeated hour is labelled %q", got)
+	}
 	if got := Unit(Hour, 3) + "/" + Unit(Day, 1) + "/" + Unit(Week, 2); got != "hours/day/weeks" {
 		t.Errorf("units %q", got)
 	}
