@@ -26,6 +26,9 @@ const (
 	OutcomeFailed    WindowOutcome = WindowOutcome(v1.Failed)
 	OutcomeDone      WindowOutcome = "done" // published before the backfill: not read, planned or logged
 	OutcomeNotRun    WindowOutcome = "not_run"
+	// OutcomeWaiting is a window left alone because an upstream window it overlaps is not
+	// published (reconcile.Waits): a backfill of the upstream makes it due.
+	OutcomeWaiting WindowOutcome = "waiting"
 )
 
 // BackfillOptions say which windows a backfill covers and how.
@@ -73,7 +76,9 @@ type BackfillWindow struct {
 	State   v1.WindowState `json:"state"`
 	Keys    []string       `json:"keys"`
 	Outcome WindowOutcome  `json:"outcome"`
-	Result  *Result        `json:"result,omitempty"`
+	// Waiting is what the window's upstream objects lack, when it waits for them.
+	Waiting []reconcile.Wait `json:"waiting,omitempty"`
+	Result  *Result          `json:"result,omitempty"`
 }
 
 // BackfillResult is a whole backfill.
@@ -126,7 +131,7 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 	}
 	req.OnPlan = func(plans []WindowPlan) error {
 		for _, p := range plans {
-			bw := BackfillWindow{Start: p.Start, End: p.End, State: p.State, Keys: []string{}}
+			bw := BackfillWindow{Start: p.Start, End: p.End, State: p.State, Keys: []string{}, Waiting: p.Waiting}
 			for _, tp := range p.Tasks {
 				if tp.Key != "" {
 					bw.Keys = append(bw.Keys, tp.Key)
@@ -144,7 +149,7 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 		if o.Confirm != nil {
 			sum := BackfillSummary{}
 			for _, p := range plans {
-				if p.Action != v1.ActionSkip {
+				if p.Action != v1.ActionSkip && !p.WaitsUpstream() {
 					sum.Run++
 				}
 			}
@@ -162,6 +167,8 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 		switch {
 		case w.Result != nil:
 			bw.Result, bw.Outcome = w.Result, outcomeOf(w.Result)
+		case w.Plan.WaitsUpstream():
+			bw.Outcome = OutcomeWaiting
 		case w.NotRun == NotRunNotDue:
 			bw.Outcome = OutcomeDone
 		default:
@@ -186,7 +193,7 @@ func (r *Runner) Backfill(ctx context.Context, wf *Object, o BackfillOptions) (*
 func noSource(wf *Object, plans []WindowPlan) int {
 	n := 0
 	for _, wp := range plans {
-		if wp.Action == v1.ActionSkip {
+		if wp.Action == v1.ActionSkip || wp.WaitsUpstream() {
 			continue
 		}
 		for _, t := range wf.Tasks {

@@ -46,7 +46,7 @@ func (d Desired) Windows(wf *Object) ([]v1.LogicalWindow, error) {
 	case d.From != "":
 		size := wf.Size()
 		if size == "" {
-			return nil, ldperr.Configf(wf.File, "a range needs a window size: set metadata.window.size (day, hour or 15m); the schedule %q does not say how long a window is", wf.Schedule)
+			return nil, ldperr.Configf(wf.File, "a range needs a window size: set metadata.window.size (week, day, hour or 15m); the schedule %q does not say how long a window is", wf.Schedule)
 		}
 		start, err := window.ParseBound(d.From, loc, d.Now)
 		if err != nil {

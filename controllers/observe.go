@@ -69,11 +69,22 @@ type ledgerState struct {
 // Observe is the package's Observe, with the ledger read incrementally.
 func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed, error) {
 	obs := reconcile.Observed{Keys: map[string]map[string]bool{}, SpecHashes: map[string][]string{}, LastRuns: map[v1.WindowKey]reconcile.LastRun{}}
+	// The tables whose keys the plan reads: each keyed task's, and each upstream's (whose
+	// windows a window waits for).
+	var tables []*v1.Pipeline
 	for _, t := range wf.Planning().Tasks {
-		if !t.Keyed() || obs.Keys[t.Target] != nil {
+		if t.Keyed() {
+			tables = append(tables, wf.Pipelines[t.ID])
+		}
+	}
+	for _, u := range wf.Upstreams {
+		tables = append(tables, u.Pipeline)
+	}
+	for _, p := range tables {
+		target := p.TargetIdentity()
+		if obs.Keys[target] != nil {
 			continue
 		}
-		p := wf.Pipelines[t.ID]
 		cat, err := o.catalog(ctx, p.Metadata.Target.Catalog, p.BaseDir)
 		if err != nil {
 			return obs, err
@@ -95,7 +106,7 @@ func (o *Observer) Observe(ctx context.Context, wf *Object) (reconcile.Observed,
 				return obs, err
 			}
 		}
-		obs.Keys[t.Target], obs.SpecHashes[t.Target] = keys, hashes
+		obs.Keys[target], obs.SpecHashes[target] = keys, hashes
 	}
 	st, err := o.ledger(wf.Ledger)
 	if err != nil {
@@ -294,7 +305,7 @@ func (f *runFold) add(events []runEvent) {
 			if !ok || f.runs[k] != nil {
 				continue // the same event read twice
 			}
-			r := &runState{window: p.Window.Key(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence}}
+			r := &runState{window: p.Window.Key(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence, Consumed: p.Upstream}}
 			f.runs[k] = r
 			obj := objectKey{p.Workflow, p.Env}
 			f.byWorkflow[obj] = append(f.byWorkflow[obj], r)

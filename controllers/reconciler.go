@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ type Request struct {
 	// environment's branches, its runs in the ledger under the environment, its windows
 	// published there. "" is main, or the environment the object's specs name.
 	Env string
+	// Stale runs again, under its replace key, each published window an upstream window it
+	// consumed was replaced under a new key since (reconcile.StaleUpstream): ldp apply --stale.
+	Stale bool
 	// Fresh makes the windows one range asked for now (a backfill): each runs as a run of its
 	// own (a failed run is not carried on), even one whose retry is not due yet; they share the
 	// CSV layouts they sniff (pipeline.Sniffs), and each log line names its window.
@@ -244,7 +248,7 @@ func (rc *Reconciler) ReconcileFolder(ctx context.Context, f Folder) (*FolderRes
 		res.Objects = append(res.Objects, or)
 	}
 	if f.Paths == nil {
-		for _, s := range f.Objects {
+		for _, s := range upstreamOrder(f.Objects) {
 			handle(s)
 		}
 	} else {
@@ -256,17 +260,71 @@ func (rc *Reconciler) ReconcileFolder(ctx context.Context, f Folder) (*FolderRes
 			defer close(found)
 			_, err = discoverEach(f.Paths, f.Due, func(s Scheduled) { found <- s })
 		}()
+		// An object that waits for upstream objects is reconciled after the others, and after
+		// those of its upstreams that are in the fan-out (upstreamOrder): one apply then runs
+		// the upstream's windows before the windows that wait for them, which see them
+		// published (each object is observed when it is reconciled).
+		var later []Scheduled
 		for s := range found {
+			if s.WF != nil && len(s.WF.Upstreams) > 0 {
+				later = append(later, s)
+				continue
+			}
 			handle(s)
 		}
 		if err != nil {
 			return nil, err
+		}
+		for _, s := range upstreamOrder(later) {
+			handle(s)
 		}
 	}
 	if !next.IsZero() {
 		res.RequeueAfter = max(next.Sub(f.Each.Now), 0)
 	}
 	return res, nil
+}
+
+// upstreamOrder sorts objects so that each comes after those of them it waits for (its
+// Upstreams), keeping discovery order otherwise. The loader refuses a cycle of upstreams; were
+// one to reach here, its objects would keep discovery order.
+func upstreamOrder(objs []Scheduled) []Scheduled {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return filepath.Clean(p)
+	}
+	index := map[string]int{}
+	for i, s := range objs {
+		index[abs(s.Path)] = i
+	}
+	done := make([]bool, len(objs))
+	out := make([]Scheduled, 0, len(objs))
+	var visit func(i int, depth int)
+	visit = func(i int, depth int) {
+		if done[i] || depth > len(objs) {
+			return
+		}
+		if objs[i].WF == nil {
+			done[i] = true
+			out = append(out, objs[i])
+			return
+		}
+		for _, u := range objs[i].WF.Upstreams {
+			if j, ok := index[abs(u.File)]; ok && j != i {
+				visit(j, depth+1)
+			}
+		}
+		if !done[i] {
+			done[i] = true
+			out = append(out, objs[i])
+		}
+	}
+	for i := range objs {
+		visit(i, 0)
+	}
+	return out
 }
 
 // planObject is the plan of one object: its desired windows against what is observed.
@@ -290,7 +348,7 @@ func (r *Runner) planObject(ctx context.Context, observer *Observer, s Scheduled
 	}
 	// The schedule's windows hold those that would only be held back again; a window asked for
 	// by name runs.
-	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Fresh: req.Fresh, Now: req.Now, Hold: bySchedule})
+	plans := reconcile.Plan(s.WF.Planning(), windows, obs, reconcile.Options{Replace: req.Replace, Stale: req.Stale, Fresh: req.Fresh, Now: req.Now, Hold: bySchedule})
 	if req.ReadSources {
 		if err := columnErrors(s.WF, plans); err != nil {
 			return nil, err

@@ -186,7 +186,11 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	for _, t := range wf.Tasks {
 		ids = append(ids, t.ID)
 	}
-	rec.Record(ctx, ledger.WorkflowStartedPayload{Workflow: wf.Name, File: wf.File, Window: ledger.WindowOf(w), Tasks: ids, Replace: o.Replace, Evidence: wf.Evidence(w), Env: wf.Env})
+	var consumed []string
+	if o.Plan != nil {
+		consumed = o.Plan.Consumed
+	}
+	rec.Record(ctx, ledger.WorkflowStartedPayload{Workflow: wf.Name, File: wf.File, Window: ledger.WindowOf(w), Tasks: ids, Replace: o.Replace, Evidence: wf.Evidence(w), Env: wf.Env, Upstream: consumed})
 	status := map[string]v1.Outcome{}
 	planned := map[string]reconcile.TaskPlan{}
 	if o.Plan != nil {

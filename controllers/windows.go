@@ -61,10 +61,11 @@ type WindowRun struct {
 }
 
 // runsNow reports whether the runner runs a window of the plan. A range asked for now (Fresh:
-// a backfill) runs a window whose retry is not due yet too: the user asked for it.
+// a backfill) runs a window whose retry is not due yet too: the user asked for it; never one
+// whose upstream windows are not all published, which would read an incomplete upstream.
 func runsNow(wp WindowPlan, fresh bool) bool {
 	if fresh {
-		return wp.Action != v1.ActionSkip
+		return wp.Action != v1.ActionSkip && !wp.WaitsUpstream()
 	}
 	return wp.Runs()
 }

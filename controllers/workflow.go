@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -45,6 +46,9 @@ type Object struct {
 	// the environment's, apart from main's. "" is main. It is --env, or the metadata.env of
 	// the dataset configs the object runs.
 	Env string
+	// Upstreams are the dataset configs whose windows overlapping a window of the object must
+	// be published before the window runs (metadata.upstream, tasks[].upstream), each once.
+	Upstreams []UpstreamObject
 
 	// cron and cronErr are Schedule parsed, once, when the object is loaded (Cron reads them).
 	cron    *cron.SpecSchedule
@@ -119,6 +123,18 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 				wf.Window.Delay = ps.Delay
 			}
 		}
+		// A window of the workflow waits for its tasks' upstreams, and for those its dataset
+		// configs name themselves: a config waits for its upstream however it is run.
+		for _, t := range o.Tasks {
+			if wf.Upstreams, err = addUpstreams(wf.Upstreams, filepath.Dir(path), t.Upstream); err != nil {
+				return nil, err
+			}
+			if p := wf.Pipelines[t.ID]; p != nil && t.Kind() == v1.TaskPipeline {
+				if wf.Upstreams, err = addUpstreams(wf.Upstreams, p.BaseDir, p.Metadata.Upstream); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return wf.parsed(), nil
 	case *v1.Pipeline:
 		return OneTask(o)
@@ -137,6 +153,9 @@ func OneTask(p *v1.Pipeline) (*Object, error) {
 	o := &Object{Name: p.Identifier, File: p.Path, Schedule: sched, Window: ws, Retries: p.Metadata.Retries,
 		Tasks: []v1.Task{{ID: p.Identifier, Pipeline: filepath.Base(p.Path)}}, Pipelines: map[string]*v1.Pipeline{p.Identifier: p},
 		Ledger: ledger.PathFor(p.Path), Env: p.Metadata.Env}
+	if o.Upstreams, err = addUpstreams(nil, p.BaseDir, p.Metadata.Upstream); err != nil {
+		return nil, err
+	}
 	return o.parsed(), nil
 }
 
@@ -156,6 +175,54 @@ func (w *Object) InEnv(env string) (*Object, error) {
 	c := *w
 	c.Env = env
 	return &c, nil
+}
+
+// UpstreamObject is a dataset config whose windows an object's windows wait for, as loaded.
+type UpstreamObject struct {
+	File     string
+	Pipeline *v1.Pipeline
+	Window   window.Spec
+}
+
+// addUpstreams appends the upstream dataset configs refs name (relative to base) to ups, each
+// file once. The loader checked them already (internal/specs: a windowed Iceberg config, no
+// cycle), so they are read here without checking them again.
+func addUpstreams(ups []UpstreamObject, base string, refs []v1.Upstream) ([]UpstreamObject, error) {
+	for _, ref := range refs {
+		path := ref.Pipeline
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(base, path)
+		}
+		if slices.ContainsFunc(ups, func(u UpstreamObject) bool { return u.File == path }) {
+			continue
+		}
+		p, err := specs.ReadPipeline(path)
+		if err != nil {
+			return nil, err
+		}
+		ws, err := window.SpecOf(p.Metadata.Window)
+		if err != nil {
+			return nil, &ldperr.ConfigError{File: path, Msg: "metadata.window", Err: err}
+		}
+		if ws.Size == "" {
+			return nil, ldperr.Configf(path, "is an upstream but has no window size: set its metadata.window.size")
+		}
+		ups = append(ups, UpstreamObject{File: path, Pipeline: p, Window: ws})
+	}
+	return ups, nil
+}
+
+// Planning is the upstream as planning sees it: its windows that overlap a window, and the key
+// of each on its table's main.
+func (u UpstreamObject) Planning() reconcile.Upstream {
+	p, ws := u.Pipeline, u.Window
+	return reconcile.Upstream{Name: p.Identifier, File: u.File, Size: ws.Size, Zone: ws.Location.String(), Target: p.TargetIdentity(),
+		Key: func(w v1.LogicalWindow) string { return p.IdempotencyKey(w) },
+		Windows: func(w v1.LogicalWindow) []v1.LogicalWindow {
+			// The size was checked when the upstream was loaded; an empty window overlaps none.
+			out, _ := window.Overlapping(w, ws.Size, ws.Location)
+			return out
+		}}
 }
 
 // spec is task t as its kind sees it.
@@ -184,6 +251,9 @@ func (w *Object) TableOf(t v1.Task) *v1.Pipeline {
 // Planning is the workflow as planning sees it.
 func (w *Object) Planning() reconcile.Object {
 	obj := reconcile.Object{Name: w.Name, File: w.File, Delay: w.Window.Delay}
+	for _, u := range w.Upstreams {
+		obj.Upstreams = append(obj.Upstreams, u.Planning())
+	}
 	for _, t := range w.Tasks {
 		rt := reconcile.Task{ID: t.ID, Evidence: w.vouch(t), DependsOn: t.DependsOn, MaxAttempts: w.TaskPolicy(t).MaxAttempts}
 		if p := w.TableOf(t); p != nil {

@@ -53,6 +53,8 @@ type Object struct {
 	Tasks []Task
 	// Delay is how long after its end a window waits for late rows (metadata.window.delay).
 	Delay time.Duration
+	// Upstreams are the objects whose overlapping windows a window waits for (Waits).
+	Upstreams []Upstream
 }
 
 // LastRun is the last run of an object for one window, as the ledger tells it.
@@ -76,6 +78,10 @@ type LastRun struct {
 	Fatal map[string]bool
 	// Checks maps a task a data gate blocked to the checks that failed.
 	Checks map[string][]string
+	// Consumed are the upstream keys the run's window saw on main when it was planned
+	// (Consumed); nil for a run of an object without upstreams, or written before ldp
+	// recorded them, which is never stale.
+	Consumed []string
 }
 
 // Outcome folds the run's task outcomes: failed over blocked over succeeded (upstream_failed
@@ -210,9 +216,16 @@ type WindowPlan struct {
 	// RetryAt is when a waiting window's retry is due, or the end of a window not finished.
 	RetryAt time.Time `json:"retry_at,omitzero"`
 	// Held, with the action hold, is why the schedule leaves the window alone.
-	Held   *Hold      `json:"held,omitempty"`
-	Action v1.Action  `json:"action"`
-	Tasks  []TaskPlan `json:"tasks"`
+	Held *Hold `json:"held,omitempty"`
+	// Waiting, with the action wait, is what the window's upstream objects still lack: it
+	// runs once every upstream window that overlaps it is published (Waits).
+	Waiting []Wait `json:"waiting,omitempty"`
+	// Stale, on a published window, are the upstream windows replaced under a new key after
+	// it ran (Stale); Consumed, on a window that runs, the upstream keys its run consumes.
+	Stale    []Stale    `json:"stale,omitempty"`
+	Consumed []string   `json:"-"`
+	Action   v1.Action  `json:"action"`
+	Tasks    []TaskPlan `json:"tasks"`
 }
 
 // Key is the key of the window p plans.
@@ -232,6 +245,10 @@ type Options struct {
 	// evidence is unchanged (Held): the plans of the schedule's windows (diff, apply, tick,
 	// watch, status). A window asked for by name is run.
 	Hold bool
+	// Stale runs again, under its replace key, each published window that is stale (an
+	// upstream window it consumed was replaced under a new key since): ldp apply --stale.
+	// Without it a stale window is shown and left alone.
+	Stale bool
 }
 
 // Plan decides, for each desired window of obj, its state and what to do. Windows come out
@@ -262,11 +279,27 @@ func Plan(obj Object, windows []v1.LogicalWindow, obs Observed, opts Options) []
 		if wp.Action != v1.ActionSkip && !Finished(w, obj.Delay, opts.Now) {
 			wp.NotFinished, wp.Action, wp.RetryAt = true, v1.ActionWait, ReadyAt(w, obj.Delay)
 		}
+		if len(obj.Upstreams) > 0 {
+			if wp.State == v1.StatePublished && wp.Action == v1.ActionSkip {
+				if wp.Stale = StaleUpstream(obj.Upstreams, w, obs, wp.LastRun); len(wp.Stale) > 0 && opts.Stale {
+					wp.Action = v1.ActionReplace
+				}
+			}
+			wp.Action, wp.Waiting = waitsUpstream(wp.Action, Waits(obj.Upstreams, w, obs))
+			if wp.Runs() {
+				wp.Consumed = Consumed(obj.Upstreams, w, obs)
+			}
+		}
 		wp.Continue = Continues(wp.Action, wp.LastRun, opts)
 		for _, t := range order {
 			tp := TaskAction(t, w, wp.Action, obs)
-			if wp.NotFinished {
+			switch {
+			case wp.NotFinished:
 				tp.Reason = ReasonNotFinished
+			case len(wp.Waiting) > 0:
+				tp.Reason = ReasonUpstream
+			case len(wp.Stale) > 0 && wp.Action == v1.ActionReplace:
+				tp.Reason = ReasonStale
 			}
 			wp.Tasks = append(wp.Tasks, tp)
 		}
@@ -441,8 +474,12 @@ func Pending(plans []WindowPlan) bool {
 	return false
 }
 
-// Runs reports whether the window runs now: it is neither done, nor waiting for a retry, nor
-// held.
+// WaitsUpstream reports whether the window waits for its upstream windows: nothing runs it,
+// a backfill included, until they are published.
+func (p WindowPlan) WaitsUpstream() bool { return len(p.Waiting) > 0 }
+
+// Runs reports whether the window runs now: it is neither done, nor waiting for a retry, its
+// upstream windows or its end, nor held.
 func (p WindowPlan) Runs() bool {
 	return p.Action != v1.ActionSkip && p.Action != v1.ActionWait && p.Action != v1.ActionHold
 }

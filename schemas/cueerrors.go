@@ -377,7 +377,7 @@ func satisfies(n float64, bound string) bool {
 }
 
 var requiredHints = map[string]string{
-	"size":       "a window object needs a size: day, hour or 15m",
+	"size":       "a window object needs a size: week, day, hour or 15m",
 	"identifier": "every spec needs a unique identifier",
 	"checks":     "the object form of quality is {on_failure, checks}",
 }

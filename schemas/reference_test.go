@@ -13,7 +13,7 @@ func TestKeyReferenceListsEnums(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| `Pipeline.metadata.window.size` | string: one of `day`, `hour`, `15m` |",
+		"| `Pipeline.metadata.window.size` | string: one of `week`, `day`, `hour`, `15m` |",
 		"| `Pipeline.metadata.source.format` | string: one of `csv`, `parquet`, `json`, `iceberg`, `github` (any case) |",
 		"| `Pipeline.metadata.target.write_mode` | string: one of `append`, `overwrite`, `upsert` (any case) |",
 		"| `Pipeline.metadata.target.partition_by[].transform` | string: one of `identity`, `year`, `month`, `day`, `hour`, `bucket[N]`, `truncate[N]` |",

@@ -76,7 +76,7 @@ func TestTaskKindsAreTheSchemasTaskFields(t *testing.T) {
 	var got []string
 	for it.Next() {
 		switch k := it.Selector().Unquoted(); k {
-		case "id", "depends_on", "retries":
+		case "id", "depends_on", "upstream", "retries":
 		default:
 			got = append(got, k)
 		}

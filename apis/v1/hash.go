@@ -13,7 +13,9 @@ import (
 // an environment keeps its key when it is promoted to main). window stays, because its column
 // changes which rows a run reads.
 var specHashOmit = []string{"who", "what", "where", "description"}
-var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retries", "env"}
+
+// upstream says when a window may run (after its upstream windows), not what its run does.
+var specHashOmitMetadata = []string{"docs", "observability", "schedule", "retries", "env", "upstream"}
 
 // SpecHash is the sha256 of the canonical JSON of what the pipeline does: defaults filled in,
 // formats upper-case, write modes lower-case, quality in its object form, and local paths

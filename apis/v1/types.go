@@ -50,6 +50,17 @@ type PipelineMetadata struct {
 	// beside main, docs/environments.md) instead of main: what --env does, written in the spec
 	// (so that a Kubernetes object can live in an environment). A name matches EnvNamePattern.
 	Env string `json:"env,omitempty"`
+	// Upstream lists the dataset configs whose windows a window of this one waits for: every
+	// window of theirs that overlaps it must be published first, whatever their window size.
+	Upstream []Upstream `json:"upstream,omitempty"`
+}
+
+// Upstream is one dependency across objects: a dataset config (by path, relative to the folder
+// of the spec that names it) whose windows overlapping a window must be published before that
+// window runs. Its windows may be of another size and zone (an hourly config under a daily
+// one, a daily one under a weekly one, or the day an hour lies in).
+type Upstream struct {
+	Pipeline string `json:"pipeline"`
 }
 
 // EnvNamePattern is the rule of an environment's name (docs/environments.md): a lowercase
@@ -391,13 +402,16 @@ type WorkflowMetadata struct {
 
 // Task is one step of a workflow; exactly one of its kinds is set.
 type Task struct {
-	ID        string        `json:"id"`
-	DependsOn []string      `json:"depends_on,omitempty"`
-	Retries   *Retries      `json:"retries,omitempty"`
-	Pipeline  string        `json:"pipeline,omitempty"`
-	Maintain  *MaintainTask `json:"maintain,omitempty"`
-	Dbt       *DbtTask      `json:"dbt,omitempty"`
-	SQL       *SQLTask      `json:"sql,omitempty"`
+	ID        string   `json:"id"`
+	DependsOn []string `json:"depends_on,omitempty"`
+	// Upstream are dataset configs outside the workflow whose windows overlapping a window of
+	// the workflow must be published before the window runs (as a Pipeline's metadata.upstream).
+	Upstream []Upstream    `json:"upstream,omitempty"`
+	Retries  *Retries      `json:"retries,omitempty"`
+	Pipeline string        `json:"pipeline,omitempty"`
+	Maintain *MaintainTask `json:"maintain,omitempty"`
+	Dbt      *DbtTask      `json:"dbt,omitempty"`
+	SQL      *SQLTask      `json:"sql,omitempty"`
 }
 
 // Kind names the one kind the task has.

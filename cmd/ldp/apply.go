@@ -56,7 +56,31 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	if bad := badObjects(res); bad != nil {
 		return bad // "nothing to do" would hide that some objects were not planned
 	}
-	if !o.out.JSON() && len(results) == 0 {
+	waiting, stale := 0, 0
+	for _, obj := range res.Objects {
+		for _, wp := range obj.Windows {
+			if len(wp.Stale) > 0 && !wp.Runs() {
+				stale++
+			}
+			if len(wp.Stale) > 0 && !wp.Runs() && !o.out.JSON() {
+				fmt.Fprintf(s.Out, "%s %s/%s: %s; ldp apply --stale runs it again\n", obj.Name, wp.Start, wp.End, controllers.StaleMessage(wp.Stale))
+			}
+			if !wp.WaitsUpstream() {
+				continue
+			}
+			waiting++
+			if !o.out.JSON() {
+				fmt.Fprintf(s.Out, "%s %s/%s: %s\n", obj.Name, wp.Start, wp.End, controllers.WaitMessages(wp.Waiting))
+			}
+		}
+	}
+	switch {
+	case o.out.JSON():
+	case len(results) == 0 && stale > 0 && waiting == 0:
+		fmt.Fprintf(s.Out, "nothing ran: %d %s stale; ldp apply --stale runs %s again\n", stale, plural(stale, "window is", "windows are"), plural(stale, "it", "them"))
+	case len(results) == 0 && waiting > 0:
+		fmt.Fprintf(s.Out, "nothing ran: %d %s for %s upstream windows\n", waiting, plural(waiting, "window waits", "windows wait"), plural(waiting, "its", "their"))
+	case len(results) == 0:
 		fmt.Fprintln(s.Out, "nothing to do: every window is done")
 	}
 	return outcomeExit(res.Outcome())
@@ -72,6 +96,11 @@ published are skipped without being read; a window that failed, was blocked or w
 unfinished resumes as the next attempt of its last run, with the tasks whose keys are on
 main skipped. Running apply again right after runs nothing.
 
+A window whose upstream windows (metadata.upstream) are not all published waits, and says
+which; an upstream in the same apply runs first. A published window whose upstream window was
+replaced under a new key since is stale: apply shows it and leaves it alone, and --stale runs
+it again under its replace key.
+
 Without --window or --from, the windows are those due by each schedule at now.
 
 With --env NAME every object runs in environment NAME: each task publishes into NAME's
@@ -84,7 +113,8 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 		Example: `  ldp apply -f config/samples/daily_orders_workflow.json --window 2026-08-02/2026-08-03
   ldp apply -f config/
   ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run
-  ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-06 --env dev`,
+  ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-06 --env dev
+  ldp apply -f config/ --from 2026-08-01 --to 2026-08-08 --stale`,
 		Args: cobra.NoArgs,
 		RunE: runVerb(o, s),
 	}

@@ -115,6 +115,9 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 	case o.bo.DryRun:
 		for _, w := range res.Windows {
 			fmt.Fprintf(s.Out, "%s/%s  %-9s  %s%s\n", w.Start, w.End, w.State, strings.Join(w.Keys, " "), inZone(wf.Window.Location, w.Start, w.End))
+			if len(w.Waiting) > 0 {
+				fmt.Fprintf(s.Out, "  %s\n", controllers.WaitMessages(w.Waiting))
+			}
 		}
 	default:
 		env := ""
@@ -227,6 +230,8 @@ func windowTrouble(w controllers.BackfillWindow) string {
 		return "no reason recorded"
 	case controllers.OutcomeNotRun:
 		return "an earlier window failed and --stop-on-failure stopped the backfill"
+	case controllers.OutcomeWaiting:
+		return "skipped (" + controllers.WaitMessages(w.Waiting) + "); backfill the upstream first"
 	}
 	return ""
 }

@@ -101,5 +101,6 @@ func addReconcileFlags(cmd *cobra.Command, f *reconcileFlags, rows bool) {
 		what = "with --window or --from, plan in this environment (as apply --env runs); without, show what main lacks that the environment has, window by window; see ldp env"
 	}
 	addEnvFlag(cmd, &f.env, what)
+	cmd.Flags().BoolVar(&f.stale, "stale", false, "run again, under its replace key, each published window whose upstream window was replaced after it ran (metadata.upstream)")
 	addOutput(cmd, &f.out, rows)
 }

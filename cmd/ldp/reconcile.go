@@ -18,13 +18,14 @@ type reconcileFlags struct {
 	from, to, now string
 	replace       bool
 	env           string
+	stale         bool
 	out           output
 }
 
 // request checks the flags of diff or apply (verb) and makes their fan-out: a Reconcile request
 // for each object found.
 func (f *reconcileFlags) request(cmd *cobra.Command, verb string) (controllers.Folder, error) {
-	req := controllers.Folder{Paths: f.files, Each: controllers.Request{Window: f.window, From: f.from, To: f.to, Now: now(), Replace: f.replace, Env: f.env}}
+	req := controllers.Folder{Paths: f.files, Each: controllers.Request{Window: f.window, From: f.from, To: f.to, Now: now(), Replace: f.replace, Env: f.env, Stale: f.stale}}
 	switch {
 	case len(f.files) == 0:
 		return req, usageError(cmd, "name what to %s with -f, for example: ldp %s -f config/", verb, verb)
@@ -107,12 +108,18 @@ func (e noneplanned) Error() string {
 // --dry-run's.
 func printDiff(w io.Writer, plans []objectPlan) {
 	pending := printPlans(w, plans)
-	compared, unfinished, held := 0, 0, 0
+	compared, unfinished, held, waiting, stale := 0, 0, 0, 0, 0
 	for _, p := range plans {
 		compared += len(p.Windows)
 		for _, wp := range p.Windows {
+			if len(wp.Stale) > 0 && !wp.Runs() {
+				stale++
+			}
 			if wp.NotFinished {
 				unfinished++
+			}
+			if wp.WaitsUpstream() {
+				waiting++
 			}
 			if wp.Held != nil {
 				held++
@@ -128,12 +135,18 @@ func printDiff(w io.Writer, plans []objectPlan) {
 		fmt.Fprintf(w, "nothing compared: no window is due; the schedule ends at %s%s (metadata.end), no window after it is expected; pass --window or --from/--to to compare others\n", end, inZone(plans[0].Loc, end))
 	case compared == 0:
 		fmt.Fprintln(w, "nothing compared: no window is due yet; pass --window or --from/--to to compare others")
+	case pending == 0 && waiting > 0:
+		fmt.Fprintf(w, "nothing would run: %d %s for %s upstream windows (ldp apply runs an upstream before the windows that wait for it)\n", waiting, plural(waiting, "window waits", "windows wait"), plural(waiting, "its", "their"))
+	case pending == 0 && stale > 0:
+		fmt.Fprintf(w, "nothing would run: %d %s stale (an upstream window was replaced after %s ran): ldp apply --stale runs %s again\n", stale, plural(stale, "window is", "windows are"), plural(stale, "it", "they"), plural(stale, "it", "them"))
 	case pending == 0 && held > 0:
 		fmt.Fprintf(w, "nothing would run: %d %s held until %s source or spec changes\n", held, plural(held, "window is", "windows are"), plural(held, "its", "their"))
 	case pending == 0 && unfinished > 0:
 		fmt.Fprintf(w, "nothing would run: %d %s not finished\n", unfinished, plural(unfinished, "window is", "windows are"))
 	case pending == 0:
 		fmt.Fprintln(w, "nothing to do: every window is done")
+	case waiting > 0:
+		fmt.Fprintf(w, "%d %s would run; %d %s for %s upstream windows\n", pending, plural(pending, "window", "windows"), waiting, plural(waiting, "waits", "wait"), plural(waiting, "its", "their"))
 	default:
 		fmt.Fprintf(w, "%d %s would run\n", pending, plural(pending, "window", "windows"))
 	}
@@ -179,12 +192,20 @@ func printPlans(w io.Writer, plans []objectPlan) int {
 				note += ", not finished (ends at " + wp.End + ", may run at " + wp.RetryAt.UTC().Format(time.RFC3339) + " after its delay)"
 			case wp.NotFinished:
 				note += ", not finished (ends at " + wp.RetryAt.UTC().Format(time.RFC3339) + ")"
+			case wp.WaitsUpstream():
+				note += ", upstream not published"
 			case wp.Action == v1.ActionWait:
 				note += ", retry due " + wp.RetryAt.UTC().Format(time.RFC3339)
 			}
 			fmt.Fprintf(w, "  %s/%s  %s%s -> %s%s\n", wp.Start, wp.End, wp.State, note, wp.Action, inZone(op.Loc, wp.Start, wp.End))
 			if wp.Held != nil {
 				fmt.Fprintf(w, "    held: %s\n", wp.Held.Message)
+			}
+			for _, wait := range wp.Waiting {
+				fmt.Fprintf(w, "    %s\n", controllers.WaitMessage(wait))
+			}
+			if len(wp.Stale) > 0 {
+				fmt.Fprintf(w, "    %s\n", controllers.StaleMessage(wp.Stale))
 			}
 			if !wp.Runs() {
 				continue

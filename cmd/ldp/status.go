@@ -105,6 +105,14 @@ func (o *statusOptions) Run(ctx context.Context, s *streams) error {
 			start, end, _ := h.Window.Bounds()
 			fmt.Fprintf(s.Out, "  held        %s%s: %s\n", h.Window, inZone(loc, start, end), h.Message)
 		}
+		for _, st := range ob.Stale {
+			start, end, _ := st.Window.Bounds()
+			fmt.Fprintf(s.Out, "  stale       %s%s: %s; ldp apply --stale runs it again\n", st.Window, inZone(loc, start, end), st.Message)
+		}
+		for _, u := range ob.WaitingUpstream {
+			start, end, _ := u.Window.Bounds()
+			fmt.Fprintf(s.Out, "  upstream    %s%s: %s\n", u.Window, inZone(loc, start, end), u.Message)
+		}
 	}
 	if len(rep.Invalid) > 0 {
 		return failedExit()

@@ -72,8 +72,28 @@ type ObjectStatus struct {
 	Waiting *WaitingWindow `json:"waiting,omitempty"`
 	// Held are the windows the schedule leaves alone until their source or spec changes, and
 	// why (reconcile.Held): the schedule does not run them again, though they are not done.
-	Held  []HeldWindow `json:"held,omitempty"`
-	Error string       `json:"error,omitempty"`
+	Held []HeldWindow `json:"held,omitempty"`
+	// WaitingUpstream are the windows that wait for their upstream objects' windows
+	// (reconcile.Waits), each with what is missing and the sentence views show.
+	WaitingUpstream []UpstreamWaiting `json:"waiting_upstream,omitempty"`
+	// Stale are the published windows an upstream window they consumed was replaced under a
+	// new key since (reconcile.StaleUpstream): ldp apply --stale runs them again.
+	Stale []StaleWindow `json:"stale,omitempty"`
+	Error string        `json:"error,omitempty"`
+}
+
+// StaleWindow is a published window made from upstream data since replaced.
+type StaleWindow struct {
+	Window  v1.WindowKey      `json:"window"`
+	Stale   []reconcile.Stale `json:"upstreams"`
+	Message string            `json:"message"`
+}
+
+// UpstreamWaiting is a window that waits for windows of its upstream objects.
+type UpstreamWaiting struct {
+	Window  v1.WindowKey     `json:"window"`
+	Waits   []reconcile.Wait `json:"waits"`
+	Message string           `json:"message"`
 }
 
 // HeldWindow is a window the schedule holds, and why.
@@ -287,6 +307,12 @@ func objectStatus(ctx context.Context, r *controllers.Reconciler, obs *controlle
 		ob.Summary[string(windowCell(p, order, now))]++
 		if p.Held != nil {
 			ob.Held = append(ob.Held, HeldWindow{Window: p.Key(), Hold: p.Held})
+		}
+		if len(p.Stale) > 0 {
+			ob.Stale = append(ob.Stale, StaleWindow{Window: p.Key(), Stale: p.Stale, Message: controllers.StaleMessage(p.Stale)})
+		}
+		if p.WaitsUpstream() {
+			ob.WaitingUpstream = append(ob.WaitingUpstream, UpstreamWaiting{Window: p.Key(), Waits: p.Waiting, Message: controllers.WaitMessages(p.Waiting)})
 		}
 	}
 	return ob

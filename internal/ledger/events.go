@@ -211,6 +211,10 @@ type WorkflowStartedPayload struct {
 	// Env is the environment the run published into; "" is main. A run in an environment is
 	// not a run of the window on main, nor one on main a run in an environment.
 	Env string `json:"env,omitempty"`
+	// Upstream are the keys of the upstream windows the run's window overlaps that were on
+	// their tables' main when it was planned (metadata.upstream): the data it consumed. An
+	// upstream window published later under a new key makes the window stale.
+	Upstream []string `json:"upstream_keys,omitempty"`
 }
 
 // TaskStartedPayload begins one attempt of a task of a workflow's run.

@@ -72,6 +72,11 @@ type Checker struct {
 	order    []string
 	skipped  []Skipped
 	warnings []schemas.Problem
+	// docs are the schema results of the files checked, by path, and upEdges each file's
+	// upstream files: an upstream checked earlier is read from here, and a cycle of
+	// upstreams found.
+	docs    map[string]*schemas.Result
+	upEdges map[string][]string
 }
 
 // Check discovers and checks the files under roots.
@@ -155,6 +160,10 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 	}
 	res.data = data
 	r := schemas.Validate(data, path)
+	if c.docs == nil {
+		c.docs = map[string]*schemas.Result{}
+	}
+	c.docs[path] = &r
 	res.Kind = r.Kind
 	if r.Doc != nil {
 		res.identifier, _ = r.Doc["identifier"].(string)
@@ -165,6 +174,7 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 	if r.Kind == v1.KindWorkflow {
 		res.Problems = append(res.Problems, c.tasks(path, &r)...)
 	}
+	res.Problems = append(res.Problems, c.upstreams(path, &r)...)
 	if r.Kind != "" {
 		res.Problems = append(res.Problems, sqlProblems(path, &r)...)
 		res.Problems = append(res.Problems, sourceProblems(path, &r)...)

@@ -16,6 +16,7 @@ import (
 
 // Sizes of a window.
 const (
+	Week    = "week" // Monday midnight to Monday midnight (ISO weeks), in the zone
 	Day     = "day"
 	Hour    = "hour"
 	Quarter = "15m"
@@ -23,7 +24,7 @@ const (
 
 // Spec is how a pipeline or a workflow windows its runs.
 type Spec struct {
-	// Size is day, hour or 15m; "" for no size (an explicit window or a schedule's interval).
+	// Size is week, day, hour or 15m; "" for no size (an explicit window or a schedule's interval).
 	Size string
 	// Column selects the rows of a window; "" keeps every row.
 	Column string
@@ -61,6 +62,9 @@ func SpecOf(w *v1.Window) (Spec, error) {
 func Floor(t time.Time, size string, loc *time.Location) (time.Time, error) {
 	l := t.In(loc)
 	switch size {
+	case Week:
+		back := (int(l.Weekday()) + 6) % 7 // Monday is 0 days back; Go's Sunday is 0
+		return Midnight(l.Year(), l.Month(), l.Day()-back, loc), nil
 	case Day:
 		return Midnight(l.Year(), l.Month(), l.Day(), loc), nil
 	case Hour:
@@ -68,7 +72,7 @@ func Floor(t time.Time, size string, loc *time.Location) (time.Time, error) {
 	case Quarter:
 		return floorClock(l, 15), nil
 	}
-	return time.Time{}, fmt.Errorf("unknown window size %q: use day, hour or 15m", size)
+	return time.Time{}, fmt.Errorf("unknown window size %q: use week, day, hour or 15m", size)
 }
 
 // Midnight is the first instant of local day y-m-d in loc. Where midnight does not exist (a
@@ -99,6 +103,9 @@ func Midnight(y int, m time.Month, d int, loc *time.Location) time.Time {
 // Next returns the start of the window after the one that starts at start.
 func Next(start time.Time, size string, loc *time.Location) time.Time {
 	switch size {
+	case Week:
+		l := start.In(loc)
+		return Midnight(l.Year(), l.Month(), l.Day()+7, loc)
 	case Day:
 		l := start.In(loc)
 		return Midnight(l.Year(), l.Month(), l.Day()+1, loc)
@@ -180,6 +187,8 @@ func Range(start, end time.Time, size string, loc *time.Location) ([]v1.LogicalW
 
 func describeStarts(size string) string {
 	switch size {
+	case Week:
+		return "local midnight on Mondays"
 	case Day:
 		return "local midnight"
 	case Hour:

@@ -119,6 +119,12 @@ function objectView(ob, ws, lo, hi, rows, state) {
     sec.append(el("p", { class: "meta waiting", text }));
   }
   // Windows the schedule leaves alone until their source or spec changes, and why.
+  for (const st of ob.stale || []) {
+    sec.append(el("p", { class: "meta held", text: `${st.window}: ${st.message}` }));
+  }
+  for (const u of ob.waiting_upstream || []) {
+    sec.append(el("p", { class: "meta held", text: `${u.window}: ${u.message}` }));
+  }
   for (const h of ob.held || []) {
     sec.append(el("p", { class: "meta held", text: `held ${h.window}: ${h.message}` }));
   }
