@@ -109,6 +109,9 @@ func (o *Observer) ledger(path string) (*ledgerState, error) {
 		st = &ledgerState{fold: newRunFold()}
 		o.ledgers[path] = st
 	}
+	if path == "" {
+		return st, nil // an object with no ledger (ldp controller's, loaded from memory)
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil

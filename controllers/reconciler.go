@@ -164,6 +164,12 @@ type Reconciler struct {
 	observer *Observer
 }
 
+// Sharing is rc planning through observer: the requests of one pass over an object (ldp
+// controller's schedule and backfill ranges) open its catalogs once. The caller closes it.
+func (rc *Reconciler) Sharing(observer *Observer) *Reconciler {
+	return &Reconciler{Runner: rc.Runner, observer: observer}
+}
+
 // Reconcile reads the world fresh (level-triggered: running it twice is harmless), plans the
 // object's desired windows against it, and unless DryRun runs the windows that are not done.
 // The error is the object's, when it could not be planned or its windows' leases could not be
