@@ -70,7 +70,7 @@ type BackfillWindow struct {
 	State   v1.WindowState `json:"state"`
 	Keys    []string       `json:"keys"`
 	Outcome WindowOutcome  `json:"outcome"`
-	Result  *Result        `json:"result,omitempty"`
+	Result  *WindowResult        `json:"result,omitempty"`
 }
 
 // BackfillResult is a whole backfill.
@@ -261,7 +261,7 @@ func (l *lockedSource) Uint64() uint64 {
 	return l.src.Uint64()
 }
 
-func outcomeOf(r *Result) WindowOutcome {
+func outcomeOf(r *WindowResult) WindowOutcome {
 	switch reconcile.Fold(r.outcomes()) {
 	case v1.Failed:
 		return OutcomeFailed

@@ -74,7 +74,7 @@ type ObjectResult struct {
 	// Runs are what became of the windows of the plan, in plan order, as far as the runner got.
 	Runs []WindowRun `json:"-"`
 	// Ran are the runs of the windows that ran, in order.
-	Ran []*Result `json:"-"`
+	Ran []*WindowResult `json:"-"`
 	// Due counts the windows to run; Waiting those left for a later reconcile (the run's Max,
 	// a shutdown); Leased those another process held.
 	Due, Waiting, Leased int `json:"-"`

@@ -54,7 +54,7 @@ func chainWorkflow(t *testing.T, retries string) (string, *Object) {
 	return dir, wf
 }
 
-func statuses(res *Result) string {
+func statuses(res *WindowResult) string {
 	var out []string
 	for _, t := range res.Tasks {
 		out = append(out, t.ID+"="+string(t.Status))
