@@ -70,7 +70,7 @@ type BackfillWindow struct {
 	State   v1.WindowState `json:"state"`
 	Keys    []string       `json:"keys"`
 	Outcome WindowOutcome  `json:"outcome"`
-	Result  *WindowResult        `json:"result,omitempty"`
+	Result  *WindowResult  `json:"result,omitempty"`
 }
 
 // BackfillResult is a whole backfill.

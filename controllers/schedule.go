@@ -139,7 +139,7 @@ type FileTick struct {
 	Problems []schemas.Problem `json:"problems,omitempty"`
 	Error    string            `json:"error,omitempty"`
 	Due      int               `json:"due"`
-	Ran      []*WindowResult         `json:"ran"`
+	Ran      []*WindowResult   `json:"ran"`
 	Waiting  int               `json:"waiting,omitempty"`
 	// Leased counts the due windows another process held (with --leases).
 	Leased int `json:"leased,omitempty"`
