@@ -3,24 +3,15 @@ package report
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/testfiles"
 )
 
-func put(t *testing.T, dir, name, body string) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+var put = testfiles.Put
 
 // project writes a daily workflow (catch-up from 2026-08-01) of one load into a local SQLite
 // catalog, with a drop for 2026-08-01 only, and runs its first two windows for real: the first

@@ -3,25 +3,16 @@ package tables
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ldp-dev/ldp/controllers"
+	"github.com/ldp-dev/ldp/internal/testfiles"
 )
 
-func put(t *testing.T, dir, name, body string) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+var put = testfiles.Put
 
 // TestTableVerbsReadWhatARunPublished: two real runs publish two days into a local SQLite
 // catalog; snapshots, commits and query read them back from that catalog: after the table's
