@@ -72,7 +72,7 @@ func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (ski
 
 // LoadObject is the object of the file name of fsys, checked and loaded as Discover checks a
 // file named on the command line, the files its tasks name read from fsys too: ldp controller
-// loads a cluster object's spec files from memory (specs.Files). An object read from fsys
+// loads a cluster object's spec files from memory (an fstest.MapFS). An object read from fsys
 // keeps no ledger: its folder is not one on disk (its runs keep theirs where they run).
 func LoadObject(fsys fs.FS, name string) Scheduled {
 	data, err := fs.ReadFile(fsys, name)
