@@ -247,7 +247,7 @@ func (f *runFold) add(events []runEvent) {
 	for _, e := range events {
 		k := runKey{e.RunID, e.Attempt}
 		switch e.Type {
-		case WorkflowStarted:
+		case ledger.WorkflowStarted:
 			p, ok := payloadOf[ledger.WorkflowStartedPayload](e)
 			if !ok || f.runs[k] != nil {
 				continue // the same event read twice
@@ -255,7 +255,7 @@ func (f *runFold) add(events []runEvent) {
 			r := &runState{window: p.Window.Key(), last: reconcile.LastRun{RunID: e.RunID, Attempt: e.Attempt, Tasks: map[string]v1.Outcome{}, Evidence: p.Evidence}}
 			f.runs[k] = r
 			f.byWorkflow[p.Workflow] = append(f.byWorkflow[p.Workflow], r)
-		case TaskFinished:
+		case ledger.TaskFinished:
 			r := f.runs[k]
 			p, ok := payloadOf[ledger.TaskFinishedPayload](e)
 			if r == nil || !ok {
@@ -280,7 +280,7 @@ func (f *runFold) add(events []runEvent) {
 				}
 				r.fingerprints[p.Task] = p.Fingerprint
 			}
-		case WorkflowFinished:
+		case ledger.WorkflowFinished:
 			if r := f.runs[k]; r != nil {
 				r.last.Finished = true
 			}

@@ -14,11 +14,9 @@ import (
 	"github.com/ldp-dev/ldp/schemas"
 )
 
-// WindowPlan and TaskPlan are reconcile's plans, as the callers of Reconcile read them.
-type (
-	WindowPlan = reconcile.WindowPlan
-	TaskPlan   = reconcile.TaskPlan
-)
+// WindowPlan is reconcile's plan of a window, as the callers of Reconcile read it (cmd/ldp
+// presents it and does not import reconcile).
+type WindowPlan = reconcile.WindowPlan
 
 // Request is what one reconcile is asked: one object, where its desired windows come from,
 // and what to do. ldp diff (DryRun) and ldp apply are a Request for each object of a Folder, as

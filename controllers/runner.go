@@ -21,14 +21,6 @@ import (
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
-// Workflow and task events.
-const (
-	WorkflowStarted  = ledger.WorkflowStarted
-	WorkflowFinished = ledger.WorkflowFinished
-	TaskStarted      = ledger.TaskStarted
-	TaskFinished     = ledger.TaskFinished
-)
-
 // Runner runs workflows. Its clock, sleeper and random source are seams: tests pass fakes.
 type Runner struct {
 	Now     func() time.Time

@@ -122,7 +122,7 @@ func TestRetriesWaitWithFullJitter(t *testing.T) {
 	events, _, _ := ledger.Read(wf.Ledger)
 	var attempts []string
 	for _, e := range events {
-		if e.Type == TaskStarted && e.Payload["task"] == "b" {
+		if e.Type == ledger.TaskStarted && e.Payload["task"] == "b" {
 			attempts = append(attempts, fmt.Sprint(e.Payload["task_attempt"]))
 			if e.Payload["task_run_id"] != "wf-run/b" {
 				t.Errorf("retry changed the task's run id: %v", e.Payload["task_run_id"])
@@ -193,12 +193,12 @@ func TestLastRunsKeepsWorkflowsApart(t *testing.T) {
 		return ledger.Event{RunID: run, Attempt: 1, Type: typ, Payload: payload}
 	}
 	events := []ledger.Event{
-		ev("a", "first", WorkflowStarted, nil),
-		ev("a", "first", TaskFinished, map[string]any{"task": "x", "status": v1.Failed}),
-		ev("a", "first", WorkflowFinished, nil),
-		ev("b", "second", WorkflowStarted, nil),
-		ev("b", "second", TaskFinished, map[string]any{"task": "y", "status": v1.Succeeded}),
-		ev("b", "second", WorkflowFinished, nil),
+		ev("a", "first", ledger.WorkflowStarted, nil),
+		ev("a", "first", ledger.TaskFinished, map[string]any{"task": "x", "status": v1.Failed}),
+		ev("a", "first", ledger.WorkflowFinished, nil),
+		ev("b", "second", ledger.WorkflowStarted, nil),
+		ev("b", "second", ledger.TaskFinished, map[string]any{"task": "y", "status": v1.Succeeded}),
+		ev("b", "second", ledger.WorkflowFinished, nil),
 	}
 	if got := LastRuns(events, "first")[aug1.Key()]; got.RunID != "a" || got.Tasks["x"] != v1.Failed {
 		t.Errorf("first's last run %+v", got)
