@@ -78,7 +78,7 @@ type BackfillWindow struct {
 	Outcome WindowOutcome  `json:"outcome"`
 	// Waiting is what the window's upstream objects lack, when it waits for them.
 	Waiting []reconcile.Wait `json:"waiting,omitempty"`
-	Result  *Result          `json:"result,omitempty"`
+	Result  *WindowResult    `json:"result,omitempty"`
 }
 
 // BackfillResult is a whole backfill.
@@ -274,7 +274,7 @@ func (l *lockedSource) Uint64() uint64 {
 	return l.src.Uint64()
 }
 
-func outcomeOf(r *Result) WindowOutcome {
+func outcomeOf(r *WindowResult) WindowOutcome {
 	switch reconcile.Fold(r.outcomes()) {
 	case v1.Failed:
 		return OutcomeFailed

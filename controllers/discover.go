@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 
@@ -79,31 +80,53 @@ func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (ski
 		if !isObject {
 			continue
 		}
-		s := Scheduled{Path: c.Path}
-		if len(r.Problems) > 0 {
-			s.Problems = r.Problems
-			each(s)
-			continue
-		}
-		wf, err := loadWorkflow(c.Path, data)
-		if err != nil {
-			var inv *specs.InvalidError
-			if errors.As(err, &inv) {
-				s.Problems = inv.Problems
-			} else {
-				s.Problems = []schemas.Problem{{File: c.Path, Line: 1, Column: 1, Message: err.Error()}}
+		s := loadObject(specs.OS, c.Path, data, &r)
+		if len(s.Problems) == 0 {
+			line, col := r.Position("identifier")
+			if dup := names.Claim(c.Path, r.Kind, s.WF.Name, line, col); dup != nil {
+				s = Scheduled{Path: c.Path, Problems: []schemas.Problem{*dup}} // the folder's first file of that name runs
 			}
-			each(s)
-			continue
 		}
-		line, col := r.Position("identifier")
-		if dup := names.Claim(c.Path, r.Kind, wf.Name, line, col); dup != nil {
-			s.Problems = []schemas.Problem{*dup} // the folder's first file of that name runs
-			each(s)
-			continue
-		}
-		s.WF, s.Catchup, s.Start = wf, wf.Catchup, wf.Start
 		each(s)
 	}
 	return skipped, nil
+}
+
+// LoadObject is the object of the file name of fsys, checked and loaded as Discover checks a
+// file named on the command line, the files its tasks name read from fsys too: ldp controller
+// loads a cluster object's spec files from memory (an fstest.MapFS). An object read from fsys
+// keeps no ledger: its folder is not one on disk (its runs keep theirs where they run).
+func LoadObject(fsys fs.FS, name string) Scheduled {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return Scheduled{Path: name, Problems: []schemas.Problem{{File: name, Line: 1, Column: 1, Message: "cannot read: " + err.Error()}}}
+	}
+	r := schemas.Validate(data, name)
+	s := loadObject(fsys, name, data, &r)
+	if s.WF != nil && fsys != specs.OS {
+		s.WF.Ledger = ""
+	}
+	return s
+}
+
+// loadObject is the object of file path of fsys, whose bytes data r validated: its problems,
+// or its loaded workflow.
+func loadObject(fsys fs.FS, path string, data []byte, r *schemas.Result) Scheduled {
+	s := Scheduled{Path: path}
+	if len(r.Problems) > 0 {
+		s.Problems = r.Problems
+		return s
+	}
+	wf, err := loadWorkflow(fsys, path, data)
+	if err != nil {
+		var inv *specs.InvalidError
+		if errors.As(err, &inv) {
+			s.Problems = inv.Problems
+		} else {
+			s.Problems = []schemas.Problem{{File: path, Line: 1, Column: 1, Message: err.Error()}}
+		}
+		return s
+	}
+	s.WF, s.Catchup, s.Start = wf, wf.Catchup, wf.Start
+	return s
 }

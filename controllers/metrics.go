@@ -50,7 +50,7 @@ func NewMetrics() *Metrics {
 func (m *Metrics) Reconciled() { m.reconciles.Inc() }
 
 // Ran records a window's run.
-func (m *Metrics) Ran(r *Result, now time.Time) {
+func (m *Metrics) Ran(r *WindowResult, now time.Time) {
 	m.windows.WithLabelValues(r.Workflow, string(outcomeOf(r))).Inc()
 	if r.DurationS > 0 {
 		m.duration.WithLabelValues(r.Workflow).Observe(r.DurationS)

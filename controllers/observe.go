@@ -127,6 +127,9 @@ func (o *Observer) ledger(path string) (*ledgerState, error) {
 		st = &ledgerState{fold: newRunFold()}
 		o.ledgers[path] = st
 	}
+	if path == "" {
+		return st, nil // an object with no ledger (ldp controller's, loaded from memory)
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
@@ -300,7 +303,7 @@ func (f *runFold) add(events []runEvent) {
 	for _, e := range events {
 		k := runKey{e.RunID, e.Attempt}
 		switch e.Type {
-		case WorkflowStarted:
+		case ledger.WorkflowStarted:
 			p, ok := payloadOf[ledger.WorkflowStartedPayload](e)
 			if !ok || f.runs[k] != nil {
 				continue // the same event read twice
@@ -309,7 +312,7 @@ func (f *runFold) add(events []runEvent) {
 			f.runs[k] = r
 			obj := objectKey{p.Workflow, p.Env}
 			f.byWorkflow[obj] = append(f.byWorkflow[obj], r)
-		case TaskFinished:
+		case ledger.TaskFinished:
 			r := f.runs[k]
 			p, ok := payloadOf[ledger.TaskFinishedPayload](e)
 			if r == nil || !ok {
@@ -334,7 +337,7 @@ func (f *runFold) add(events []runEvent) {
 				}
 				r.fingerprints[p.Task] = p.Fingerprint
 			}
-		case WorkflowFinished:
+		case ledger.WorkflowFinished:
 			if r := f.runs[k]; r != nil {
 				r.last.Finished = true
 			}

@@ -15,11 +15,9 @@ import (
 	"github.com/ldp-dev/ldp/schemas"
 )
 
-// WindowPlan and TaskPlan are reconcile's plans, as the callers of Reconcile read them.
-type (
-	WindowPlan = reconcile.WindowPlan
-	TaskPlan   = reconcile.TaskPlan
-)
+// WindowPlan is reconcile's plan of a window, as the callers of Reconcile read it (cmd/ldp
+// presents it and does not import reconcile).
+type WindowPlan = reconcile.WindowPlan
 
 // Request is what one reconcile is asked: one object, where its desired windows come from,
 // and what to do. ldp diff (DryRun) and ldp apply are a Request for each object of a Folder, as
@@ -82,7 +80,7 @@ type ObjectResult struct {
 	// Runs are what became of the windows of the plan, in plan order, as far as the runner got.
 	Runs []WindowRun `json:"-"`
 	// Ran are the runs of the windows that ran, in order.
-	Ran []*Result `json:"-"`
+	Ran []*WindowResult `json:"-"`
 	// Due counts the windows to run; Waiting those left for a later reconcile (the run's Max,
 	// a shutdown); Leased those another process held.
 	Due, Waiting, Leased int `json:"-"`
@@ -170,6 +168,12 @@ type Reconciler struct {
 	// observer, when set, is the observation a fan-out shares between its objects: the objects
 	// of a folder share its ledger, read once (Observer).
 	observer *Observer
+}
+
+// Sharing is rc planning through observer: the requests of one pass over an object (ldp
+// controller's schedule and backfill ranges) open its catalogs once. The caller closes it.
+func (rc *Reconciler) Sharing(observer *Observer) *Reconciler {
+	return &Reconciler{Runner: rc.Runner, observer: observer}
 }
 
 // Reconcile reads the world fresh (level-triggered: running it twice is harmless), plans the

@@ -208,7 +208,7 @@ func TestReconcileInEnv(t *testing.T) {
 	}
 	started := 0
 	for _, e := range events {
-		if e.Type == WorkflowStarted {
+		if e.Type == ledger.WorkflowStarted {
 			started++
 			if !strings.Contains(fmt.Sprint(e.Payload), "env:dev") {
 				t.Errorf("workflow.started without env dev: %v", e.Payload)

@@ -21,14 +21,6 @@ import (
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
-// Workflow and task events.
-const (
-	WorkflowStarted  = ledger.WorkflowStarted
-	WorkflowFinished = ledger.WorkflowFinished
-	TaskStarted      = ledger.TaskStarted
-	TaskFinished     = ledger.TaskFinished
-)
-
 // Runner runs workflows. Its clock, sleeper and random source are seams: tests pass fakes.
 type Runner struct {
 	Now     func() time.Time
@@ -109,8 +101,8 @@ func (tr *TaskResult) publicError() string {
 	return ldperr.Public(tr.err)
 }
 
-// Result is how a workflow's window ended.
-type Result struct {
+// WindowResult is how one window of a workflow ended: one run of its tasks.
+type WindowResult struct {
 	Workflow string     `json:"workflow"`
 	Window   string     `json:"logical_window"`
 	RunID    string     `json:"run_id"`
@@ -124,7 +116,7 @@ type Result struct {
 }
 
 // outcomes are the outcomes of the result's tasks, in run order.
-func (res *Result) outcomes() []v1.Outcome {
+func (res *WindowResult) outcomes() []v1.Outcome {
 	out := make([]v1.Outcome, len(res.Tasks))
 	for i, t := range res.Tasks {
 		out[i] = t.Status
@@ -134,7 +126,7 @@ func (res *Result) outcomes() []v1.Outcome {
 
 // Reason is why a window did not succeed: the first task that failed or was held back, and its
 // error's first line ("" when every task succeeded or was skipped).
-func (r *Result) Reason() string {
+func (r *WindowResult) Reason() string {
 	for _, t := range r.Tasks {
 		if t.Error != "" {
 			return t.ID + ": " + strings.SplitN(t.Error, "\n", 2)[0]
@@ -144,7 +136,7 @@ func (r *Result) Reason() string {
 }
 
 // Outcome folds the run's task outcomes: failed, blocked or succeeded.
-func (res *Result) Outcome() v1.Outcome { return reconcile.Fold(res.outcomes()) }
+func (res *WindowResult) Outcome() v1.Outcome { return reconcile.Fold(res.outcomes()) }
 
 // RunOptions are the run of one window.
 type RunOptions struct {
@@ -165,7 +157,7 @@ func TaskRunID(workflowRunID, taskID string) string { return workflowRunID + "/"
 
 // Run runs the tasks of wf for one window, one at a time in dependency order. A task that fails
 // or is blocked makes its dependants upstream_failed; independent tasks still run.
-func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunOptions) *Result {
+func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunOptions) *WindowResult {
 	r.defaults()
 	if o.RunID == "" && o.Plan != nil && o.Plan.Continue != nil {
 		// The plan decided this window continues its last run, as its next attempt.
@@ -177,7 +169,7 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	if o.Attempt < 1 {
 		o.Attempt = 1
 	}
-	res := &Result{Workflow: wf.Name, Window: w.String(), RunID: o.RunID, Attempt: o.Attempt, Env: wf.Env}
+	res := &WindowResult{Workflow: wf.Name, Window: w.String(), RunID: o.RunID, Attempt: o.Attempt, Env: wf.Env}
 	started := time.Now()
 	defer func() { res.DurationS = time.Since(started).Seconds() }()
 	rec := ledger.NewRecorder(o.RunID, o.Attempt, []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: wf.Ledger}}}, r.warn)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,19 +11,13 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/ledger"
+	"github.com/ldp-dev/ldp/internal/testfiles"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
 var aug1 = v1.LogicalWindow{Start: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 8, 2, 0, 0, 0, 0, time.UTC)}
 
-func put(t *testing.T, dir, name, body string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+var put = testfiles.Put
 
 // pipelineSpec is a daily pipeline reading drops/<name>_<day>.csv into table <name>.
 func pipelineSpec(name string) string {
@@ -54,7 +47,7 @@ func chainWorkflow(t *testing.T, retries string) (string, *Object) {
 	return dir, wf
 }
 
-func statuses(res *Result) string {
+func statuses(res *WindowResult) string {
 	var out []string
 	for _, t := range res.Tasks {
 		out = append(out, t.ID+"="+string(t.Status))
@@ -129,7 +122,7 @@ func TestRetriesWaitWithFullJitter(t *testing.T) {
 	events, _, _ := ledger.Read(wf.Ledger)
 	var attempts []string
 	for _, e := range events {
-		if e.Type == TaskStarted && e.Payload["task"] == "b" {
+		if e.Type == ledger.TaskStarted && e.Payload["task"] == "b" {
 			attempts = append(attempts, fmt.Sprint(e.Payload["task_attempt"]))
 			if e.Payload["task_run_id"] != "wf-run/b" {
 				t.Errorf("retry changed the task's run id: %v", e.Payload["task_run_id"])
@@ -200,12 +193,12 @@ func TestLastRunsKeepsWorkflowsApart(t *testing.T) {
 		return ledger.Event{RunID: run, Attempt: 1, Type: typ, Payload: payload}
 	}
 	events := []ledger.Event{
-		ev("a", "first", WorkflowStarted, nil),
-		ev("a", "first", TaskFinished, map[string]any{"task": "x", "status": v1.Failed}),
-		ev("a", "first", WorkflowFinished, nil),
-		ev("b", "second", WorkflowStarted, nil),
-		ev("b", "second", TaskFinished, map[string]any{"task": "y", "status": v1.Succeeded}),
-		ev("b", "second", WorkflowFinished, nil),
+		ev("a", "first", ledger.WorkflowStarted, nil),
+		ev("a", "first", ledger.TaskFinished, map[string]any{"task": "x", "status": v1.Failed}),
+		ev("a", "first", ledger.WorkflowFinished, nil),
+		ev("b", "second", ledger.WorkflowStarted, nil),
+		ev("b", "second", ledger.TaskFinished, map[string]any{"task": "y", "status": v1.Succeeded}),
+		ev("b", "second", ledger.WorkflowFinished, nil),
 	}
 	if got := LastRuns(events, "first")[aug1.Key()]; got.RunID != "a" || got.Tasks["x"] != v1.Failed {
 		t.Errorf("first's last run %+v", got)

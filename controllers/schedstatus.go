@@ -25,6 +25,9 @@ type ScheduleStatus struct {
 	// not done and that no tick will run, because catch-up is off (at most maxWindows).
 	Due    []WindowPlan
 	Missed []WindowPlan
+	// Plan is the plan of every window due now, done or not: what a Reconcile of the
+	// object's schedule plans (ldp controller takes it from here rather than plan it twice).
+	Plan []WindowPlan
 	// Grid is the plan of every window of a fire since start (or the first window the ledger
 	// holds) to now, done or not, in order: the status page's columns.
 	Grid []WindowPlan
@@ -67,6 +70,7 @@ func (o *Observer) StatusOf(ctx context.Context, sc Scheduled, now time.Time, ma
 	}
 	opts := reconcile.Options{Now: now, Hold: true}
 	st.Grid = reconcile.Plan(wf.Planning(), due, obs, opts)
+	st.Plan = st.Grid
 	for _, p := range st.Grid {
 		// A held window is not due: no tick runs it until its source or spec changes.
 		if p.Action != v1.ActionSkip && p.Action != v1.ActionHold {

@@ -139,7 +139,7 @@ type FileTick struct {
 	Problems []schemas.Problem `json:"problems,omitempty"`
 	Error    string            `json:"error,omitempty"`
 	Due      int               `json:"due"`
-	Ran      []*Result         `json:"ran"`
+	Ran      []*WindowResult   `json:"ran"`
 	Waiting  int               `json:"waiting,omitempty"`
 	// Leased counts the due windows another process held (with --leases).
 	Leased int `json:"leased,omitempty"`
@@ -213,7 +213,7 @@ func tickResult(rec *FolderResult) *TickResult {
 	for _, o := range rec.Objects {
 		ft := FileTick{File: o.File, Problems: o.Problems, Ran: o.Ran, Due: o.Due, Waiting: o.Waiting, Leased: o.Leased}
 		if ft.Ran == nil {
-			ft.Ran = []*Result{}
+			ft.Ran = []*WindowResult{}
 		}
 		if o.Err != nil {
 			ft.Error = o.Err.Error()

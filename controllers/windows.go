@@ -56,7 +56,7 @@ const (
 // WindowRun is what became of one window of a plan: its run, or why it did not run.
 type WindowRun struct {
 	Plan   WindowPlan
-	Result *Result
+	Result *WindowResult
 	NotRun NotRun
 }
 

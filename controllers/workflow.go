@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"time"
@@ -72,12 +73,12 @@ func (w *Object) parsed() *Object {
 }
 
 // LoadWorkflow validates a workflow file (or a dataset config) and everything it names.
-func LoadWorkflow(path string) (*Object, error) { return loadWorkflow(path, nil) }
+func LoadWorkflow(path string) (*Object, error) { return loadWorkflow(specs.OS, path, nil) }
 
-// loadWorkflow is LoadWorkflow of the file's bytes when data is not nil (discovery has read
-// them already).
-func loadWorkflow(path string, data []byte) (*Object, error) {
-	obj, err := specs.LoadBytes(path, data)
+// loadWorkflow is LoadWorkflow of the file path of fsys and the files it names there, of the
+// file's bytes when data is not nil (discovery has read them already).
+func loadWorkflow(fsys fs.FS, path string, data []byte) (*Object, error) {
+	obj, err := specs.LoadFS(fsys, path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func loadWorkflow(path string, data []byte) (*Object, error) {
 			if !ok {
 				continue
 			}
-			p, named, err := l.Load(o, path, t)
+			p, named, err := l.Load(fsys, o, path, t)
 			if err != nil {
 				return nil, err
 			}

@@ -25,7 +25,7 @@ func (o *applyOptions) Validate(cmd *cobra.Command, args []string) error {
 }
 
 func (o *applyOptions) Run(ctx context.Context, s *streams) error {
-	var results []*controllers.Result
+	var results []*controllers.WindowResult
 	o.req.Each.OnWindow = func(_ int, w controllers.WindowRun) {
 		if w.Result == nil {
 			return
@@ -47,7 +47,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 	}
 	if o.out.JSON() {
 		if results == nil {
-			results = []*controllers.Result{}
+			results = []*controllers.WindowResult{}
 		}
 		if err := writeJSON(s.Out, results); err != nil {
 			return err
@@ -123,7 +123,7 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
 	return cmd
 }
 
-func printResult(s *streams, res *controllers.Result) {
+func printResult(s *streams, res *controllers.WindowResult) {
 	env := ""
 	if res.Env != "" {
 		env = " in environment " + res.Env

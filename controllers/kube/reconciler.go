@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -110,7 +109,6 @@ func (r *Reconciler) reconcileWindows(ctx context.Context, obj k8s.Object, st *k
 	if spec == nil || err != nil {
 		return res, err
 	}
-	defer spec.cleanup()
 	files, sc := spec.files, spec.sc
 	if obj.GetSpec().Suspend {
 		r.conditions(st, obj, 0)
@@ -483,17 +481,15 @@ func (r *Reconciler) drainBackfill(ctx context.Context, obj k8s.Object, ranges [
 	return r.Client.Patch(ctx, obj, patch)
 }
 
-// loaded is an object's spec as a pass plans it: its files, and their discovery in a
-// temporary folder that cleanup removes.
+// loaded is an object's spec as a pass plans it: its files, and the object loaded from them.
 type loaded struct {
-	files   *SpecFiles
-	sc      controllers.Scheduled
-	cleanup func()
+	files *SpecFiles
+	sc    controllers.Scheduled
 }
 
 // load is a pass's first step: the object's spec files (a Workflow's with the Pipelines it
-// names), discovered and validated as ldp validate does. It is nil when the object is
-// Stalled for them (st says why, the result when to look again).
+// names), validated as ldp validate does and loaded from memory, as the files a Job runs. It
+// is nil when the object is Stalled for them (st says why, the result when to look again).
 func (r *Reconciler) load(ctx context.Context, obj k8s.Object, st *k8s.Status) (*loaded, ctrl.Result, error) {
 	files, missing, err := r.specFiles(ctx, obj)
 	if err != nil {
@@ -504,51 +500,34 @@ func (r *Reconciler) load(ctx context.Context, obj k8s.Object, st *k8s.Status) (
 		r.stalled(st, obj, k8s.ReasonInvalidSpec, msg)
 		return nil, ctrl.Result{RequeueAfter: time.Minute}, nil
 	}
-	dir, err := os.MkdirTemp("", "ldp-controller-")
-	if err != nil {
-		return nil, ctrl.Result{}, err
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	main, err := files.Write(dir)
-	if err != nil {
-		cleanup()
-		return nil, ctrl.Result{}, err
-	}
-	found, _, err := controllers.Discover([]string{main}, false)
-	if err != nil {
-		cleanup()
-		return nil, ctrl.Result{}, err
-	}
-	if len(found) != 1 || len(found[0].Problems) > 0 {
+	sc := controllers.LoadObject(files.FS(), files.Main)
+	if len(sc.Problems) > 0 {
 		var lines []string
-		for _, f := range found {
-			for _, p := range f.Problems {
-				p.File = strings.TrimPrefix(strings.TrimPrefix(p.File, dir), "/")
-				lines = append(lines, p.String())
-			}
+		for _, p := range sc.Problems {
+			lines = append(lines, p.String())
 		}
-		cleanup()
 		r.stalled(st, obj, k8s.ReasonInvalidSpec, strings.Join(lines, "; "))
 		return nil, ctrl.Result{}, nil // not retried: the object has to change
 	}
 	apimeta.RemoveStatusCondition(&st.Conditions, k8s.ConditionStalled)
-	return &loaded{files: files, sc: found[0], cleanup: cleanup}, ctrl.Result{}, nil
+	return &loaded{files: files, sc: sc}, ctrl.Result{}, nil
 }
 
 // plan is a pass's second step: the desired windows of the schedule (as ldp diff plans them)
 // and of each range the backfill annotation asks for, merged, and the schedule's next fire and
-// missed windows in st. Not ok when the plan failed (st says why).
+// missed windows in st. Not ok when the plan failed (st says why). One observation serves
+// them all, and the schedule's windows are planned once, with its status.
 func (r *Reconciler) plan(ctx context.Context, obj k8s.Object, st *k8s.Status, sc controllers.Scheduled, now time.Time) (plans []reconcile.WindowPlan, ranges [][]reconcile.WindowPlan, ok bool) {
-	planner := &controllers.Reconciler{Runner: &controllers.Runner{Log: io.Discard}}
+	observer := new(controllers.Observer)
+	defer observer.Close()
+	planner := (&controllers.Reconciler{Runner: &controllers.Runner{Log: io.Discard}}).Sharing(observer)
 	if sc.WF.Schedule != "" {
-		res, err := planner.Reconcile(ctx, controllers.Request{Object: sc, Now: now, DryRun: true})
+		status, err := observer.StatusOf(ctx, sc, now, 1000)
 		if err != nil {
-			r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, err))
+			r.setCondition(st, obj, k8s.ConditionReady, metav1.ConditionFalse, k8s.ReasonPlanFailed, r.planHint(obj, fmt.Errorf("%s: %w", sc.Path, err)))
 			return nil, nil, false
 		}
-		plans = res.Windows
-	}
-	if status, err := controllers.StatusOf(ctx, sc, now, 1000); err == nil && sc.WF.Schedule != "" {
+		plans = status.Plan
 		st.NextFire = ""
 		if !status.NextFire.IsZero() {
 			st.NextFire = status.NextFire.UTC().Format(time.RFC3339)

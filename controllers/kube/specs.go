@@ -7,12 +7,14 @@ package kube
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"testing/fstest"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +34,15 @@ import (
 type SpecFiles struct {
 	Main  string
 	Files map[string][]byte
+}
+
+// FS is the files as a file system, to load the object from memory.
+func (f *SpecFiles) FS() fs.FS {
+	m := fstest.MapFS{}
+	for name, b := range f.Files {
+		m[name] = &fstest.MapFile{Data: b, Mode: 0o444}
+	}
+	return m
 }
 
 // fileOf is the file an object's spec is written to.
@@ -112,16 +123,6 @@ func SpecFilesOf(o k8s.Object, pipelines map[string]*k8s.Pipeline) (*SpecFiles, 
 	}
 	out.Files[out.Main] = b
 	return out, nil
-}
-
-// Write puts the files in dir, and returns the main file's path.
-func (f *SpecFiles) Write(dir string) (string, error) {
-	for name, b := range f.Files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return "", err
-		}
-	}
-	return filepath.Join(dir, f.Main), nil
 }
 
 // Export turns the ldp/v1 specs under paths (spec discovery's rules) into objects for

@@ -450,7 +450,7 @@ func CellIn(ctx context.Context, r *controllers.Reconciler, file, start, task st
 	// resumed run's task events follow its own workflow.started.
 	attempt := map[string]int{}
 	for _, e := range events {
-		if e.Type == controllers.WorkflowStarted {
+		if e.Type == ledger.WorkflowStarted {
 			attempt[e.RunID] = e.Attempt
 		}
 		for k := range d.Tries {
@@ -460,7 +460,7 @@ func CellIn(ctx context.Context, r *controllers.Reconciler, file, start, task st
 			if own {
 				tr.event(e)
 			}
-			if run && e.Type == controllers.WorkflowStarted {
+			if run && e.Type == ledger.WorkflowStarted {
 				tr.Started = e.TS.UTC().Format(time.RFC3339)
 			}
 			if p, ok := ledger.As[ledger.TaskFinishedPayload](e); run && ok && p.Task == task && p.Error != "" && tr.Error == "" {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"time"
@@ -99,10 +100,10 @@ type RowCounter interface{ Rows() int64 }
 // Loader is a kind whose task runs a pipeline: a dataset config it names, or one it makes of
 // its own keys. The workflow's loader asks it once, at load.
 type Loader interface {
-	// Load is the pipeline of task t of workflow wf, read from the file path; named is set
-	// when it is a dataset config the task names (the workflow's windows wait for its
-	// window's delay). A nil pipeline is none.
-	Load(wf *v1.Workflow, path string, t v1.Task) (p *v1.Pipeline, named bool, err error)
+	// Load is the pipeline of task t of workflow wf, read from the file path of fsys (the
+	// files it names beside it); named is set when it is a dataset config the task names (the
+	// workflow's windows wait for its window's delay). A nil pipeline is none.
+	Load(fsys fs.FS, wf *v1.Workflow, path string, t v1.Task) (p *v1.Pipeline, named bool, err error)
 }
 
 // ConfigNamer is a kind whose task names dataset configs by path: ldp export k8s renames each

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"io/fs"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
@@ -52,8 +53,8 @@ func (maintainKind) Evidence(Spec) reconcile.Evidence { return reconcile.Nothing
 func (maintainKind) Reads(s Spec) []string { return pipelineReads(s.Pipeline) }
 
 // Load reads the dataset config whose table the task maintains.
-func (maintainKind) Load(_ *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
-	return readConfig(path, t.Maintain.Config)
+func (maintainKind) Load(fsys fs.FS, _ *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
+	return readConfig(fsys, path, t.Maintain.Config)
 }
 
 // RenameConfigs: maintain.config is the config's path.

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"io/fs"
 	"path/filepath"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
@@ -44,16 +45,16 @@ func publishEvidence(s Spec) reconcile.Evidence {
 }
 
 // Load reads the dataset config the task names.
-func (pipelineKind) Load(_ *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
-	return readConfig(path, t.Pipeline)
+func (pipelineKind) Load(fsys fs.FS, _ *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
+	return readConfig(fsys, path, t.Pipeline)
 }
 
-// readConfig reads the dataset config ref, relative to the workflow's file path.
-func readConfig(path, ref string) (*v1.Pipeline, bool, error) {
+// readConfig reads the dataset config ref of fsys, relative to the workflow's file path.
+func readConfig(fsys fs.FS, path, ref string) (*v1.Pipeline, bool, error) {
 	if ref == "" {
 		return nil, false, nil
 	}
-	p, err := specs.ReadPipeline(filepath.Join(filepath.Dir(path), ref))
+	p, err := specs.ReadPipelineFS(fsys, filepath.Join(filepath.Dir(path), ref))
 	return p, p != nil, err
 }
 

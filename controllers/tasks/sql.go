@@ -3,7 +3,7 @@ package tasks
 import (
 	"context"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -37,8 +37,8 @@ func (sqlKind) Plan(ctx context.Context, s Spec, w v1.LogicalWindow) (Plan, erro
 }
 
 // Load makes the task's pipeline of its query, inputs and target.
-func (sqlKind) Load(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
-	p, err := SQLPipeline(wf, path, t)
+func (sqlKind) Load(fsys fs.FS, wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, bool, error) {
+	p, err := SQLPipeline(fsys, wf, path, t)
 	return p, false, err
 }
 
@@ -64,13 +64,15 @@ func (sqlKind) Run(ctx context.Context, tc TaskContext) (Output, error) { return
 // SQLPipeline is the pipeline a sql task runs as: its source is the query over its inputs
 // (format SQL), its identity the workflow's and the task's, its window the workflow's with the
 // task's window column. From there a model is keyed, checked, published, skipped, retried,
-// backfilled and replaced exactly as a load is.
-func SQLPipeline(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, error) {
+// backfilled and replaced exactly as a load is. Its query file and inputs are read from fsys
+// (the operating system's files when nil).
+func SQLPipeline(fsys fs.FS, wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, error) {
+	fsys = orOS(fsys)
 	base := filepath.Dir(path)
 	st := t.SQL
 	query := st.Query
 	if st.QueryFile != "" {
-		b, err := os.ReadFile(filepath.Join(base, st.QueryFile))
+		b, err := fs.ReadFile(fsys, filepath.Join(base, st.QueryFile))
 		if err != nil {
 			return nil, ldperr.Configf(path, "task %s: cannot read query_file %s: %v", t.ID, st.QueryFile, err)
 		}
@@ -78,7 +80,7 @@ func SQLPipeline(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, error) 
 	}
 	inputs := map[string]v1.TableRef{}
 	for name, ref := range st.Inputs {
-		in, err := sqlInput(base, st.Target.Catalog, ref)
+		in, err := sqlInput(fsys, base, st.Target.Catalog, ref)
 		if err != nil {
 			return nil, ldperr.Configf(path, "task %s: input %s: %v", t.ID, name, err)
 		}
@@ -106,12 +108,20 @@ func SQLPipeline(wf *v1.Workflow, path string, t v1.Task) (*v1.Pipeline, error) 
 	return p, nil
 }
 
+// orOS is fsys, or the operating system's files when it is nil.
+func orOS(fsys fs.FS) fs.FS {
+	if fsys == nil {
+		return specs.OS
+	}
+	return fsys
+}
+
 // sqlInput resolves an input: a dataset config names its Iceberg target; "namespace.table"
 // is a table of the model's own catalog. A warehouse path is kept relative to the workflow's
 // folder, so the spec hash does not depend on where the project is checked out.
-func sqlInput(base string, own *v1.Catalog, ref string) (v1.TableRef, error) {
+func sqlInput(fsys fs.FS, base string, own *v1.Catalog, ref string) (v1.TableRef, error) {
 	if specs.IsSpecPath(ref) {
-		p, err := specs.ReadPipeline(filepath.Join(base, ref))
+		p, err := specs.ReadPipelineFS(fsys, filepath.Join(base, ref))
 		if err != nil {
 			return v1.TableRef{}, err
 		}

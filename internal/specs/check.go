@@ -2,7 +2,7 @@ package specs
 
 import (
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -65,6 +65,8 @@ func (r *Report) Invalid() int {
 
 // Checker checks files, each once, following workflow tasks into the files they name.
 type Checker struct {
+	// fsys is where files are read (OS when nil).
+	fsys fs.FS
 	// given are bytes a caller read already, by path: they are checked instead of reading
 	// the file again.
 	given    map[string][]byte
@@ -153,7 +155,7 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 	data, ok := c.given[path]
 	if !ok {
 		var err error
-		if data, err = os.ReadFile(path); err != nil {
+		if data, err = fs.ReadFile(orOS(c.fsys), path); err != nil {
 			res.Problems = append(res.Problems, schemas.Problem{File: path, Line: 1, Column: 1, Message: "cannot read: " + err.Error()})
 			return res, nil
 		}
@@ -176,8 +178,8 @@ func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
 	}
 	res.Problems = append(res.Problems, c.upstreams(path, &r)...)
 	if r.Kind != "" {
-		res.Problems = append(res.Problems, sqlProblems(path, &r)...)
-		res.Problems = append(res.Problems, sourceProblems(path, &r)...)
+		res.Problems = append(res.Problems, sqlProblems(orOS(c.fsys), path, &r)...)
+		res.Problems = append(res.Problems, sourceProblems(orOS(c.fsys), path, &r)...)
 	}
 	res.Problems = schemas.SortProblems(res.Problems)
 	return res, &r
@@ -238,7 +240,7 @@ func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
 			if !filepath.IsAbs(target) {
 				target = filepath.Join(base, target)
 			}
-			info, err := os.Stat(target)
+			info, err := fs.Stat(orOS(c.fsys), target)
 			switch {
 			case err != nil:
 				what := "file"
@@ -320,8 +322,11 @@ func (c *Checker) report() *Report {
 func Load(path string) (v1.Object, error) { return LoadBytes(path, nil) }
 
 // LoadBytes is Load of the file's bytes when data is not nil (a caller that has read them).
-func LoadBytes(path string, data []byte) (v1.Object, error) {
-	c := &Checker{results: map[string]*FileResult{}, given: map[string][]byte{}}
+func LoadBytes(path string, data []byte) (v1.Object, error) { return LoadFS(OS, path, data) }
+
+// LoadFS is LoadBytes of the files of fsys: path and the files it names are read there.
+func LoadFS(fsys fs.FS, path string, data []byte) (v1.Object, error) {
+	c := &Checker{fsys: fsys, results: map[string]*FileResult{}, given: map[string][]byte{}}
 	if data != nil {
 		c.given[filepath.Clean(path)] = data
 	}

@@ -3,7 +3,7 @@ package specs
 import (
 	"bytes"
 	"errors"
-	"os"
+	"io/fs"
 
 	"cuelang.org/go/cue/cuecontext"
 	cueyaml "cuelang.org/go/encoding/yaml"
@@ -14,8 +14,11 @@ import (
 
 // Read reads a Pipeline or a Workflow from a JSON or YAML file, with defaults filled in, without
 // validating it (Load validates). Problems are config errors naming the file.
-func Read(path string) (v1.Object, error) {
-	data, err := os.ReadFile(path)
+func Read(path string) (v1.Object, error) { return ReadFS(OS, path) }
+
+// ReadFS is Read of the file path of fsys.
+func ReadFS(fsys fs.FS, path string) (v1.Object, error) {
+	data, err := fs.ReadFile(orOS(fsys), path)
 	if err != nil {
 		return nil, &ldperr.ConfigError{File: path, Msg: "cannot read spec", Err: err}
 	}
@@ -23,8 +26,11 @@ func Read(path string) (v1.Object, error) {
 }
 
 // ReadPipeline reads path and fails unless it holds a Pipeline.
-func ReadPipeline(path string) (*v1.Pipeline, error) {
-	obj, err := Read(path)
+func ReadPipeline(path string) (*v1.Pipeline, error) { return ReadPipelineFS(OS, path) }
+
+// ReadPipelineFS is ReadPipeline of the file path of fsys.
+func ReadPipelineFS(fsys fs.FS, path string) (*v1.Pipeline, error) {
+	obj, err := ReadFS(fsys, path)
 	return asPipeline(path, obj, err, "is a %s, not a Pipeline (a dataset config)")
 }
 

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 // when it is validated: a BigQuery source's query file (engine BIGQUERY) (source.path), read as a run reads it.
 // Its key file (source.credentials.path) is not checked: a secret is mounted where the run
 // happens, not kept beside the spec that CI validates.
-func sourceProblems(path string, r *schemas.Result) []schemas.Problem {
+func sourceProblems(fsys fs.FS, path string, r *schemas.Result) []schemas.Problem {
 	if r.Kind != v1.KindPipeline {
 		return nil
 	}
@@ -30,7 +31,7 @@ func sourceProblems(path string, r *schemas.Result) []schemas.Problem {
 	if !filepath.IsAbs(full) {
 		full = filepath.Join(filepath.Dir(path), query)
 	}
-	_, err := bigquery.ReadQuery(full)
+	_, err := bigquery.ReadQueryFS(fsys, full)
 	var ie *bigquery.InputError
 	if err == nil {
 		return nil

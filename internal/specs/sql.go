@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,7 +19,7 @@ import (
 // sql task queries) with DuckDB's own parser, so a query DuckDB cannot parse fails validation
 // with the key's position instead of failing at run time. Names are not resolved: the tables
 // a query reads exist only at run time.
-func sqlProblems(path string, r *schemas.Result) []schemas.Problem {
+func sqlProblems(fsys fs.FS, path string, r *schemas.Result) []schemas.Problem {
 	type query struct {
 		field []string
 		sql   string
@@ -48,7 +48,7 @@ func sqlProblems(path string, r *schemas.Result) []schemas.Problem {
 				if !filepath.IsAbs(full) {
 					full = filepath.Join(filepath.Dir(path), f)
 				}
-				if b, err := os.ReadFile(full); err == nil {
+				if b, err := fs.ReadFile(fsys, full); err == nil {
 					qs = append(qs, query{field: []string{"tasks", strconv.Itoa(i), "sql", "query_file"}, sql: string(b), file: f})
 				}
 			}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -118,10 +119,20 @@ func (e *InputError) Error() string { return e.Msg }
 func (e *InputError) Retriable() bool { return false }
 
 // ReadQuery reads the query of a query file.
-func ReadQuery(path string) (string, error) {
-	b, err := os.ReadFile(path)
+func ReadQuery(path string) (string, error) { return ReadQueryFS(nil, path) }
+
+// ReadQueryFS is ReadQuery of the file path of fsys (the operating system's files when nil):
+// spec validation reads a cluster object's files from memory.
+func ReadQueryFS(fsys fs.FS, path string) (string, error) {
+	var b []byte
+	var err error
+	if fsys == nil {
+		b, err = os.ReadFile(path)
+	} else {
+		b, err = fs.ReadFile(fsys, path)
+	}
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return "", &InputError{Msg: fmt.Sprintf("query file %s does not exist: it holds {\"query\": \"SELECT ...\"}", path)}
 		}
 		return "", err
