@@ -387,3 +387,46 @@ func TestStagingDirClearsWhatKilledRunsLeft(t *testing.T) {
 		t.Errorf("a live run's scratch folder was removed: %v", err)
 	}
 }
+
+// TestPrewrittenInALiveScratchFolderMakesNoOther: an append of a file staged in a live run's
+// scratch folder of the warehouse (a backfill window's) makes no scratch folder of its own,
+// since that folder's owner record already keeps maintenance off its files; an append of a
+// file staged elsewhere still makes one.
+func TestPrewrittenInALiveScratchFolderMakesNoOther(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	made := func() int {
+		mine.mu.Lock()
+		defer mine.mu.Unlock()
+		return len(mine.dirs)
+	}
+	stage := func(dir string) string {
+		t.Helper()
+		p := filepath.Join(dir, "extract.parquet")
+		if err := f.db.Exec(f.ctx, "COPY batch TO "+engine.Lit(p)+" (FORMAT parquet)"); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	live, err := newScratch(f.cat.Warehouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inLive := stage(live)
+	before := made()
+	f.write(t, WriteOptions{Mode: v1.WriteAppend, Prewritten: inLive})
+	if n := made() - before; n != 0 {
+		t.Errorf("the append of a file in a live scratch folder made %d scratch folders, want 0", n)
+	}
+	before = made()
+	f.write(t, WriteOptions{Mode: v1.WriteAppend, Prewritten: stage(t.TempDir())})
+	if n := made() - before; n != 1 {
+		t.Errorf("the append of a file staged outside the warehouse made %d scratch folders, want 1", n)
+	}
+	if got := f.query(t, "SELECT count(*), sum(ride_id) FROM rides"); got[0] != "6|12" {
+		t.Errorf("rows %v, want 6|12", got)
+	}
+	if runs := ScratchRuns(f.cat.Warehouse); len(runs) != 1 || runs[0].Dir != live {
+		t.Errorf("scratch folders left: %v, want only %s", runs, live)
+	}
+}

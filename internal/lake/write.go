@@ -145,7 +145,7 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 type batch struct {
 	mode    v1.WriteMode
 	rows    int64
-	tmp     string
+	tmp     *scratchDir
 	schema  *iceberg.Schema
 	table   *table.Table
 	release func()
@@ -184,15 +184,21 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 			return nil, err
 		}
 	}
-	if b.tmp, err = c.scratch(); err != nil {
-		lock.Release()
-		return nil, err
+	b.tmp = &scratchDir{make: c.scratch}
+	if !c.inLiveScratch(o.Prewritten) {
+		// The scratch folder's owner record is what keeps maintenance off the files this write
+		// puts under data/ before it commits them: made now, whether or not a file is staged
+		// in it.
+		if _, err = b.tmp.path(); err != nil {
+			lock.Release()
+			return nil, err
+		}
 	}
 	b.release = func() {
 		if b.created {
 			c.dropUnwritten(context.WithoutCancel(ctx), ref)
 		}
-		os.RemoveAll(b.tmp)
+		b.tmp.remove()
 		lock.Release()
 	}
 	if rows == 0 {
@@ -458,7 +464,7 @@ type writer struct {
 	mode     v1.WriteMode
 	joinCols []string
 	props    iceberg.Properties
-	tmp      string
+	tmp      *scratchDir
 	// replaceWhere narrows an overwrite to the rows it selects (a window's), given the type of
 	// the table's column replaceColumn; nil is the whole table.
 	replaceColumn string
@@ -845,7 +851,11 @@ func (w *writer) stageArrow(ctx context.Context, tx *table.Transaction, tbl *tab
 	}
 	// DuckDB writes the batch once to a scratch file; arrow-go streams it to iceberg-go's
 	// writer a row group at a time, so the batch is never whole in Go memory.
-	scratch := filepath.Join(w.tmp, "batch.parquet")
+	tmp, err := w.tmp.path()
+	if err != nil {
+		return err
+	}
+	scratch := filepath.Join(tmp, "batch.parquet")
 	if err := w.db.Exec(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, ROW_GROUP_SIZE 65536)", sel, w.relation, engine.Lit(scratch))); err != nil {
 		return err
 	}
