@@ -429,4 +429,18 @@ func TestPrewrittenInALiveScratchFolderMakesNoOther(t *testing.T) {
 	if runs := ScratchRuns(f.cat.Warehouse); len(runs) != 1 || runs[0].Dir != live {
 		t.Errorf("scratch folders left: %v, want only %s", runs, live)
 	}
+	// Each linked file sits in data/ itself: a folder for one file is a new inode a window.
+	ents, err := os.ReadDir(filepath.Join(localPath(mustLoad(t, f).Location()), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), "-part-0.parquet") {
+			names = append(names, e.Name())
+		}
+	}
+	if len(ents) != 2 || len(names) != 0 {
+		t.Errorf("data/ holds %d entries, want the 2 linked files as <uuid>-part-0.parquet; others: %v", len(ents), names)
+	}
 }

@@ -673,9 +673,6 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	}
 	id := uuid.NewString()
 	dir := filepath.Join(mirrorPath(tbl.Location()), "data", id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	var part, exprs []string
 	plain := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
 	for i, f := range spec.Fields() {
@@ -695,6 +692,9 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 			return publishFiles(w.fs, files)
 		}
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	if len(part) == 0 {
 		out := filepath.Join(dir, "part-0.parquet")
 		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION snappy)", q, engine.Lit(out)))
@@ -713,7 +713,8 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	return publishFiles(w.fs, files)
 }
 
-// linkPrewritten links the prewritten file (or the files of the prewritten folder) into dir
+// linkPrewritten links the prewritten file (as dir-part-0.parquet beside dir: a folder for one
+// file was a new directory a window, as dear as a new file) or the files of the prewritten folder (into dir)
 // as the batch's data files, when their columns are those q would write. A link keeps a file
 // readable under its first name (the run's views read it); a link across file systems fails,
 // and the rows are written instead.
@@ -740,11 +741,12 @@ func (w *writer) linkPrewritten(ctx context.Context, q, dir string) ([]string, b
 	}
 	var out []string
 	for i, f := range files {
-		rel, err := filepath.Rel(w.prewritten, f)
-		if err != nil || rel == "." {
-			rel = "part-" + strconv.Itoa(i) + ".parquet"
+		var to string
+		if rel, err := filepath.Rel(w.prewritten, f); err != nil || rel == "." {
+			to = dir + "-part-" + strconv.Itoa(i) + ".parquet"
+		} else {
+			to = filepath.Join(dir, rel)
 		}
-		to := filepath.Join(dir, rel)
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return nil, false
 		}
