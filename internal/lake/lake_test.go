@@ -444,3 +444,42 @@ func TestPrewrittenInALiveScratchFolderMakesNoOther(t *testing.T) {
 		t.Errorf("data/ holds %d entries, want the 2 linked files as <uuid>-part-0.parquet; others: %v", len(ents), names)
 	}
 }
+
+// TestReopenedCatalogSkipsItsTablesUnlessRemoved: a second open of a local catalog in one
+// process does not create its tables again, and one whose file was removed meanwhile is
+// created anew with them (else every statement would fail on a missing table).
+func TestReopenedCatalogSkipsItsTablesUnlessRemoved(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := &v1.Catalog{Identifier: "again"}
+	for i, remove := range []bool{false, false, true} {
+		cat, err := Open(ctx, c, dir)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		path := filepath.Join(cat.Warehouse, "again_catalog.db")
+		if !initialised(path) {
+			t.Errorf("open %d: the catalog is not noted as opened", i)
+		}
+		if err := cat.ensureNamespace(ctx, "ns"); err != nil {
+			t.Errorf("open %d: %v", i, err)
+		}
+		cat.Close()
+		if remove {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(path + suffix)
+			}
+			if initialised(path) {
+				t.Errorf("a removed catalog file still counts as opened")
+			}
+		}
+	}
+	cat, err := Open(ctx, c, dir)
+	if err != nil {
+		t.Fatalf("open after the file was removed: %v", err)
+	}
+	defer cat.Close()
+	if err := cat.ensureNamespace(ctx, "ns"); err != nil {
+		t.Errorf("a namespace in the catalog made again: %v", err)
+	}
+}
