@@ -48,6 +48,9 @@ demo: build ## Run the demo (offline): builds ./ldp-demo and tells the story
 
 bench: build ## Measure ldp against its references and write docs/benchmarks.md (about 35 min, on a quiet machine)
 	$(GO) build -o bin/ldp-bench ./hack/bench
+	@# The backfill part runs the ldp of d0dceec beside bin/ldp; -fetch-old builds it once into
+	@# $${XDG_CACHE_HOME:-~/.cache}/ldp-bench (the bench's only step that may download modules).
+	./bin/ldp-bench -fetch-old
 	./bin/ldp-bench -ldp $(BIN) -out docs/benchmarks.md -save bin/bench.figures
 	$(GO) test -run '^$$' -bench . -benchtime 20x -timeout 30m ./internal/lake ./schemas
 

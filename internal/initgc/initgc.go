@@ -7,6 +7,9 @@
 // own init, which runs after every other package's, turns it back on with Done. Go
 // initialises ready packages in the order of their import paths, so a few that sort before
 // github.com/ldp-dev (about 1 MB) still run before this one, with the collector on.
+//
+// Tune is the one other place ldp sets the collector: a command that makes much short-lived
+// garbage raises its percent. A GOGC the user set wins over both.
 package initgc
 
 import (
@@ -14,6 +17,10 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 )
+
+// userSet is whether the user set GOGC: the runtime applied it before any init, and it is
+// theirs, so neither this package's init nor Tune changes it.
+var userSet = func() bool { _, set := os.LookupEnv("GOGC"); return set }()
 
 // off is set when the init turned collection off, so Done restores only what it changed.
 var off bool
@@ -32,8 +39,7 @@ func cycles() uint64 {
 }
 
 func init() {
-	// A GOGC the user set is theirs: the runtime applied it before any init.
-	if _, set := os.LookupEnv("GOGC"); !set {
+	if !userSet {
 		// SetGCPercent(-1) waits for a collection under way to finish, so atOff counts it.
 		debug.SetGCPercent(-1)
 		off = true
@@ -53,3 +59,11 @@ func Done() {
 // CollectedWhileOff is the number of collections that finished while the init's setting held,
 // between this package's init and Done (zero unless something forced one, or GOGC was set).
 func CollectedWhileOff() uint64 { return whileOff }
+
+// Tune sets the collector's percent for a command whose heap is mostly short-lived garbage
+// (a backfill's windows), trading memory for fewer collections, unless the user set GOGC.
+func Tune(percent int) {
+	if !userSet {
+		debug.SetGCPercent(percent)
+	}
+}

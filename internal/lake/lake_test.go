@@ -387,3 +387,99 @@ func TestStagingDirClearsWhatKilledRunsLeft(t *testing.T) {
 		t.Errorf("a live run's scratch folder was removed: %v", err)
 	}
 }
+
+// TestPrewrittenInALiveScratchFolderMakesNoOther: an append of a file staged in a live run's
+// scratch folder of the warehouse (a backfill window's) makes no scratch folder of its own,
+// since that folder's owner record already keeps maintenance off its files; an append of a
+// file staged elsewhere still makes one.
+func TestPrewrittenInALiveScratchFolderMakesNoOther(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	made := func() int {
+		mine.mu.Lock()
+		defer mine.mu.Unlock()
+		return len(mine.dirs)
+	}
+	stage := func(dir string) string {
+		t.Helper()
+		p := filepath.Join(dir, "extract.parquet")
+		if err := f.db.Exec(f.ctx, "COPY batch TO "+engine.Lit(p)+" (FORMAT parquet)"); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	live, err := newScratch(f.cat.Warehouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inLive := stage(live)
+	before := made()
+	f.write(t, WriteOptions{Mode: v1.WriteAppend, Prewritten: inLive})
+	if n := made() - before; n != 0 {
+		t.Errorf("the append of a file in a live scratch folder made %d scratch folders, want 0", n)
+	}
+	before = made()
+	f.write(t, WriteOptions{Mode: v1.WriteAppend, Prewritten: stage(t.TempDir())})
+	if n := made() - before; n != 1 {
+		t.Errorf("the append of a file staged outside the warehouse made %d scratch folders, want 1", n)
+	}
+	if got := f.query(t, "SELECT count(*), sum(ride_id) FROM rides"); got[0] != "6|12" {
+		t.Errorf("rows %v, want 6|12", got)
+	}
+	if runs := ScratchRuns(f.cat.Warehouse); len(runs) != 1 || runs[0].Dir != live {
+		t.Errorf("scratch folders left: %v, want only %s", runs, live)
+	}
+	// Each linked file sits in data/ itself: a folder for one file is a new inode a window.
+	ents, err := os.ReadDir(filepath.Join(localPath(mustLoad(t, f).Location()), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), "-part-0.parquet") {
+			names = append(names, e.Name())
+		}
+	}
+	if len(ents) != 2 || len(names) != 0 {
+		t.Errorf("data/ holds %d entries, want the 2 linked files as <uuid>-part-0.parquet; others: %v", len(ents), names)
+	}
+}
+
+// TestReopenedCatalogSkipsItsTablesUnlessRemoved: a second open of a local catalog in one
+// process does not create its tables again, and one whose file was removed meanwhile is
+// created anew with them (else every statement would fail on a missing table).
+func TestReopenedCatalogSkipsItsTablesUnlessRemoved(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := &v1.Catalog{Identifier: "again"}
+	for i, remove := range []bool{false, false, true} {
+		cat, err := Open(ctx, c, dir)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		path := filepath.Join(cat.Warehouse, "again_catalog.db")
+		if !initialised(path) {
+			t.Errorf("open %d: the catalog is not noted as opened", i)
+		}
+		if err := cat.ensureNamespace(ctx, "ns"); err != nil {
+			t.Errorf("open %d: %v", i, err)
+		}
+		cat.Close()
+		if remove {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(path + suffix)
+			}
+			if initialised(path) {
+				t.Errorf("a removed catalog file still counts as opened")
+			}
+		}
+	}
+	cat, err := Open(ctx, c, dir)
+	if err != nil {
+		t.Fatalf("open after the file was removed: %v", err)
+	}
+	defer cat.Close()
+	if err := cat.ensureNamespace(ctx, "ns"); err != nil {
+		t.Errorf("a namespace in the catalog made again: %v", err)
+	}
+}

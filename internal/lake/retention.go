@@ -194,11 +194,22 @@ func planExpiry(ctx context.Context, tbl *table.Table, staged []*table.Snapshot,
 		return nil, err
 	}
 	e := &expiry{head: staged[len(staged)-1].SnapshotID}
+	// Each manifest list is read once: the slab's are walked twice (the data files their
+	// snapshots removed, then the manifests they free) and the snapshot after it twice (what
+	// stays, and what it removed), and a list is an Avro file to open, parse and decode.
+	read := map[int64][]iceberg.ManifestFile{}
 	lists := func(s *table.Snapshot) ([]iceberg.ManifestFile, error) {
 		if s.ManifestList == "" {
 			return nil, nil
 		}
-		return s.Manifests(fsys)
+		if ms, ok := read[s.SnapshotID]; ok {
+			return ms, nil
+		}
+		ms, err := s.Manifests(fsys)
+		if err == nil {
+			read[s.SnapshotID] = ms
+		}
+		return ms, err
 	}
 	live, liveData, seen := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	drop := func(p string) {

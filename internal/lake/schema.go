@@ -37,7 +37,7 @@ var TableProperties = iceberg.Properties{
 // writes with no rows: exactly the types AddFiles will compare the data files with. The
 // schema follows from the relation's DuckDB columns alone, so it is probed once per column
 // list in a process (a backfill's windows share one; the probe was a COPY and a file a window).
-func batchSchema(ctx context.Context, db *engine.DB, relation, tmpDir string) (*iceberg.Schema, error) {
+func batchSchema(ctx context.Context, db *engine.DB, relation string, tmp *scratchDir) (*iceberg.Schema, error) {
 	cols, err := db.Columns(ctx, relation)
 	if err != nil {
 		return nil, fmt.Errorf("read the batch's schema: %w", err)
@@ -48,6 +48,10 @@ func batchSchema(ctx context.Context, db *engine.DB, relation, tmpDir string) (*
 	}
 	if sc, ok := probed.get(key.String()); ok {
 		return sc, nil
+	}
+	tmpDir, err := tmp.path()
+	if err != nil {
+		return nil, err
 	}
 	sc, err := probeSchema(ctx, db, relation, tmpDir)
 	if err != nil {

@@ -235,3 +235,71 @@ func IsWarehouseDir(dir string) bool {
 	}
 	return false
 }
+
+// scratchDir is a write's scratch folder, made the first time the write needs it: most
+// appends of a backfill stage nothing of their own (their rows are a prewritten file and the
+// schema probe is cached), and making a folder and its owner record for each was two new
+// files a window, and new files are dear (about 0.5 ms of CPU each measured on ext4).
+type scratchDir struct {
+	make func() (string, error)
+
+	mu   sync.Mutex
+	dir  string
+	err  error
+	made bool
+}
+
+// path makes the folder if it is not made yet and returns it.
+func (s *scratchDir) path() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.made {
+		s.dir, s.err = s.make()
+		s.made = true
+	}
+	return s.dir, s.err
+}
+
+// remove removes the folder if it was made.
+func (s *scratchDir) remove() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
+
+// inLiveScratch reports whether path lies in a run's scratch folder of c's local warehouse
+// that this process made and has not removed: that folder's owner record already keeps
+// maintenance off the files a write of path puts under data/ (nothing newer than the oldest
+// live run is an orphan), so the write needs no scratch folder of its own for that.
+func (c *Catalog) inLiveScratch(path string) bool {
+	if path == "" || c.Warehouse == "" || IsRemote(c.Warehouse) {
+		return false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	root := scratchRoot(c.Warehouse) + string(filepath.Separator)
+	rel, ok := strings.CutPrefix(abs, root)
+	if !ok {
+		return false
+	}
+	run, _, _ := strings.Cut(rel, string(filepath.Separator))
+	dir := filepath.Join(scratchRoot(c.Warehouse), run)
+	live := false
+	mine.mu.Lock()
+	for d := range mine.dirs { // made from the warehouse as the spec names it: maybe relative
+		if a, err := filepath.Abs(d); err == nil && a == dir {
+			live = true
+			break
+		}
+	}
+	mine.mu.Unlock()
+	if !live {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, ownerFile))
+	return err == nil
+}

@@ -146,7 +146,7 @@ func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref
 type batch struct {
 	mode    v1.WriteMode
 	rows    int64
-	tmp     string
+	tmp     *scratchDir
 	schema  *iceberg.Schema
 	table   *table.Table
 	release func()
@@ -185,15 +185,21 @@ func (c *Catalog) prepare(ctx context.Context, db *engine.DB, relation string, r
 			return nil, err
 		}
 	}
-	if b.tmp, err = c.scratch(); err != nil {
-		lock.Release()
-		return nil, err
+	b.tmp = &scratchDir{make: c.scratch}
+	if !c.inLiveScratch(o.Prewritten) {
+		// The scratch folder's owner record is what keeps maintenance off the files this write
+		// puts under data/ before it commits them: made now, whether or not a file is staged
+		// in it.
+		if _, err = b.tmp.path(); err != nil {
+			lock.Release()
+			return nil, err
+		}
 	}
 	b.release = func() {
 		if b.created {
 			c.dropUnwritten(context.WithoutCancel(ctx), ref)
 		}
-		os.RemoveAll(b.tmp)
+		b.tmp.remove()
 		lock.Release()
 	}
 	if rows == 0 {
@@ -459,7 +465,7 @@ type writer struct {
 	mode     v1.WriteMode
 	joinCols []string
 	props    iceberg.Properties
-	tmp      string
+	tmp      *scratchDir
 	// replaceWhere narrows an overwrite to the rows it selects (a window's), given the type of
 	// the table's column replaceColumn; nil is the whole table.
 	replaceColumn string
@@ -668,9 +674,6 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	}
 	id := uuid.NewString()
 	dir := filepath.Join(mirrorPath(tbl.Location()), "data", id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	var part, exprs []string
 	plain := fmt.Sprintf("SELECT %s FROM %s", sel, w.relation)
 	for i, f := range spec.Fields() {
@@ -690,6 +693,9 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 			return publishFiles(w.fs, files)
 		}
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	if len(part) == 0 {
 		out := filepath.Join(dir, "part-0.parquet")
 		err = w.db.Exec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION snappy)", q, engine.Lit(out)))
@@ -708,7 +714,8 @@ func (w *writer) writeBatch(ctx context.Context, tbl *table.Table) ([]string, er
 	return publishFiles(w.fs, files)
 }
 
-// linkPrewritten links the prewritten file (or the files of the prewritten folder) into dir
+// linkPrewritten links the prewritten file (as dir-part-0.parquet beside dir: a folder for one
+// file was a new directory a window, as dear as a new file) or the files of the prewritten folder (into dir)
 // as the batch's data files, when their columns are those q would write. A link keeps a file
 // readable under its first name (the run's views read it); a link across file systems fails,
 // and the rows are written instead.
@@ -735,11 +742,12 @@ func (w *writer) linkPrewritten(ctx context.Context, q, dir string) ([]string, b
 	}
 	var out []string
 	for i, f := range files {
-		rel, err := filepath.Rel(w.prewritten, f)
-		if err != nil || rel == "." {
-			rel = "part-" + strconv.Itoa(i) + ".parquet"
+		var to string
+		if rel, err := filepath.Rel(w.prewritten, f); err != nil || rel == "." {
+			to = dir + "-part-" + strconv.Itoa(i) + ".parquet"
+		} else {
+			to = filepath.Join(dir, rel)
 		}
-		to := filepath.Join(dir, rel)
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return nil, false
 		}
@@ -854,7 +862,11 @@ func (w *writer) stageArrow(ctx context.Context, tx *table.Transaction, tbl *tab
 	}
 	// DuckDB writes the batch once to a scratch file; arrow-go streams it to iceberg-go's
 	// writer a row group at a time, so the batch is never whole in Go memory.
-	scratch := filepath.Join(w.tmp, "batch.parquet")
+	tmp, err := w.tmp.path()
+	if err != nil {
+		return err
+	}
+	scratch := filepath.Join(tmp, "batch.parquet")
 	if err := w.db.Exec(ctx, fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, ROW_GROUP_SIZE 65536)", sel, w.relation, engine.Lit(scratch))); err != nil {
 		return err
 	}

@@ -89,13 +89,16 @@ func (f File) Append(events ...Event) error {
 		return err
 	}
 	defer l.Release()
-	out, err := os.OpenFile(f.Path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// Read and write on one descriptor: the last byte is read where the line is appended (an
+	// open of its own was a third of an append, which a run makes once an event).
+	out, err := os.OpenFile(f.Path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	// A torn last line from a killed writer would swallow this line's start: end it first.
 	if st, err := out.Stat(); err == nil && st.Size() > 0 {
-		if last, err := lastByte(f.Path); err == nil && last != '\n' {
+		last := make([]byte, 1)
+		if _, err := out.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
 			buf = *bytes.NewBuffer(append([]byte{'\n'}, buf.Bytes()...))
 		}
 	}
@@ -114,21 +117,6 @@ func (f File) Sync() error {
 	}
 	defer out.Close()
 	return out.Sync()
-}
-
-func lastByte(path string) (byte, error) {
-	r, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	b := make([]byte, 1)
-	if st, err := r.Stat(); err != nil || st.Size() == 0 {
-		return '\n', err
-	} else if _, err := r.ReadAt(b, st.Size()-1); err != nil {
-		return 0, err
-	}
-	return b[0], nil
 }
 
 // Read returns the events of a ledger in file order, each (run_id, attempt, seq) once. Lines

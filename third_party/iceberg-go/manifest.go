@@ -1786,17 +1786,14 @@ func NewManifestWriter(version int, out io.Writer, spec PartitionSpec, schema *S
 		return nil, fmt.Errorf("unsupported manifest version: %d", version)
 	}
 
-	sc, err := partitionTypeToAvroSchema(spec.PartitionType(schema))
+	// The entry schema and its field-id maps depend only on the partition type's Avro shape
+	// and the format version: take them from the cache the DataFile codec keeps, instead of
+	// building, parsing and walking the schema again for every manifest written.
+	fileSchema, fieldMaps, err := manifestEntrySchemaFor(spec, schema, version)
 	if err != nil {
 		return nil, err
 	}
 
-	fileSchema, err := internal.NewManifestEntrySchema(sc, version)
-	if err != nil {
-		return nil, err
-	}
-
-	fieldMaps := getFieldIDMap(fileSchema)
 	partitionStats, partitionStatsErr := newPartitionSummaryStats(spec, schema)
 
 	w := &ManifestWriter{

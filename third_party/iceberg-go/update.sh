@@ -13,6 +13,10 @@ find "$here" -mindepth 1 ! -name README.md ! -name update.sh -delete
     ! -path './dev/*' ! -path './website/*' ! -path './internal/recipe/*' ! -path './.*' \
     ! -name '*.md' ! -name Makefile ! -name go.sum -print0 | xargs -0 cp --parents -t "$here")
 chmod -R u+w "$here"
-sed -n '/^```diff$/,/^```$/p' "$repo/docs/upstream/iceberg-go-lazy-substrait.md" | sed '1d;$d' |
-    patch -d "$here" -p1
+# Each patch is the diff block of its write-up in docs/upstream (one file a patch, ready to
+# be offered upstream); they touch different files, so their order does not matter.
+for doc in "$repo"/docs/upstream/iceberg-go-*.md; do
+    echo "applying $(basename "$doc")"
+    sed -n '/^```diff$/,/^```$/p' "$doc" | sed '1d;$d' | patch -d "$here" -p1
+done
 echo "iceberg-go $ver copied to $here and patched; now: go mod tidy && go build ./... && go test ./cmd/ldp -run TestStartupSkipsSubstraitYAML"
