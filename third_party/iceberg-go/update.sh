@@ -13,6 +13,8 @@ find "$here" -mindepth 1 ! -name README.md ! -name update.sh -delete
     ! -path './dev/*' ! -path './website/*' ! -path './internal/recipe/*' ! -path './.*' \
     ! -name '*.md' ! -name Makefile ! -name go.sum -print0 | xargs -0 cp --parents -t "$here")
 chmod -R u+w "$here"
-sed -n '/^```diff$/,/^```$/p' "$repo/docs/upstream/iceberg-go-lazy-substrait.md" | sed '1d;$d' |
-    patch -d "$here" -p1
+# Each write-up's diff, in turn: the lazy substrait collection, the lazy Avro schemas.
+for doc in iceberg-go-lazy-substrait.md iceberg-go-lazy-avro-schemas.md; do
+    sed -n '/^```diff$/,/^```$/p' "$repo/docs/upstream/$doc" | sed '1d;$d' | patch -d "$here" -p1
+done
 echo "iceberg-go $ver copied to $here and patched; now: go mod tidy && go build ./... && go test ./cmd/ldp -run TestStartupSkipsSubstraitYAML"
