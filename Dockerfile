@@ -8,6 +8,8 @@ COPY third_party ./third_party
 RUN go mod download
 COPY . .
 # -s -w: no symbol table or DWARF (a quarter of the binary); panics keep their stack traces.
+# No -tags nokube: the controller needs the Kubernetes packages, so the image holds the one full
+# binary (make build's slim bin/ldp runs a full ldp-kube for those verbs; docs/cli.md).
 RUN CGO_ENABLED=1 go build -trimpath -ldflags="-s -w" -o /out/ldp ./cmd/ldp
 
 FROM debian:bookworm-slim

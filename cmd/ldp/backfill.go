@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldp-dev/ldp/controllers"
-	"github.com/ldp-dev/ldp/controllers/kube"
 	"github.com/ldp-dev/ldp/internal/initgc"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
@@ -47,12 +46,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 		return usageError(o.cmd, "--from is required: the first window of the range, such as 2026-08-01")
 	}
 	if o.cluster {
-		msg, err := kube.RequestBackfill(ctx, nil, o.namespace, o.args[0], o.bo.From, o.bo.To)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(s.Out, msg)
-		return nil
+		return requestClusterBackfill(ctx, s, o)
 	}
 	if o.bo.Batch < 1 || o.bo.Parallel < 0 {
 		return usageError(o.cmd, "--batch must be at least 1 and --parallel at least 0 (0: the number of CPUs)")

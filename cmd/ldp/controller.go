@@ -1,16 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/ldp-dev/ldp/controllers/kube"
 )
 
 // controllerOptions are ldp controller's.
@@ -35,24 +31,9 @@ func (o *controllerOptions) Validate(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
+// Run runs the manager (kube_full.go), or, in the slim build, ldp-kube (kube_slim.go).
 func (o *controllerOptions) Run(ctx context.Context, s *streams) error {
-	set := kube.JobSettings{Image: o.image, ServiceAccount: o.serviceAccount, TTLAfterFinished: o.ttl, Timeout: o.timeout,
-		EnvFrom: kube.EnvFrom(o.envSecrets, o.envConfigMaps)}
-	namespaces := o.namespaces
-	if o.namespace != "" {
-		namespaces = append(namespaces, o.namespace)
-	}
-	leaderNS := o.leaderNamespace
-	if leaderNS == "" {
-		leaderNS = os.Getenv("POD_NAMESPACE")
-	}
-	if leaderNS == "" && len(namespaces) > 0 {
-		leaderNS = namespaces[0]
-	}
-	fmt.Fprintf(s.Err, "ldp controller: reconciling Pipelines and Workflows (namespaces %s, leader election %t)\n", orAll(namespaces), o.leaderElection)
-	return kube.RunManager(ctx, kube.ManagerOptions{Namespaces: namespaces, LeaderElection: o.leaderElection, LeaderElectionNamespace: leaderNS,
-		MetricsAddr: o.metricsAddr, MetricsSecure: o.metricsSecure, MetricsCertDir: o.metricsCertDir, ProbeAddr: o.probeAddr,
-		WebhookPort: o.webhookPort, WebhookCertDir: o.webhookCertDir, Jobs: set, Home: cmp.Or(os.Getenv("POD_NAMESPACE"), leaderNS), PodName: os.Getenv("POD_NAME")})
+	return runController(ctx, s, o)
 }
 
 func orAll(namespaces []string) string {

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/ldp-dev/ldp/controllers/kube"
 )
 
 // exportK8sOptions are ldp export k8s's.
@@ -20,35 +17,14 @@ func (o *exportK8sOptions) Validate(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *exportK8sOptions) Run(_ context.Context, s *streams) error {
-	objs, err := kube.Export(o.paths, o.namespace)
-	if err != nil {
-		return err
-	}
-	if len(objs) == 0 {
-		return fmt.Errorf("no workflow and no dataset config under %v to export", o.paths)
-	}
-	// A laptop's catalog is exported as written; the cluster's webhook refuses it, so say so now.
-	for _, obj := range objs {
-		for _, p := range kube.ClusterCatalogProblems(obj) {
-			fmt.Fprintf(s.Err, "warning: %s %s: %s\n", obj.Kind(), obj.GetName(), p)
-		}
-	}
-	return kube.WriteYAML(s.Out, objs)
-}
+func (o *exportK8sOptions) Run(_ context.Context, s *streams) error { return exportK8s(s, o) }
 
 // exportCRDsOptions are ldp export crds's.
 type exportCRDsOptions struct{}
 
 func (o *exportCRDsOptions) Validate(*cobra.Command, []string) error { return nil }
 
-func (o *exportCRDsOptions) Run(_ context.Context, s *streams) error {
-	crds, err := kube.CRDs()
-	if err != nil {
-		return err
-	}
-	return kube.WriteYAML(s.Out, crds)
-}
+func (o *exportCRDsOptions) Run(_ context.Context, s *streams) error { return exportCRDs(s) }
 
 func newExportCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{

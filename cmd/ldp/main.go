@@ -86,9 +86,13 @@ type streams struct {
 	Out    io.Writer
 	Err    io.Writer
 	Getenv func(string) string
+	// args are the command line's arguments (after the program name): what the slim build
+	// hands ldp-kube for a verb that needs Kubernetes (kube_slim.go).
+	args []string
 }
 
 func run(ctx context.Context, args []string, s *streams) int {
+	s.args = args
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -16,7 +16,9 @@ var updateScripts = flag.Bool("update-scripts", false, "rewrite the cmp files of
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"ldp":         func() { os.Exit(Main()) },
+		"ldp": func() { os.Exit(Main()) },
+		// the full binary the slim build's Kubernetes verbs run (slim_test.go)
+		"ldp-kube":    func() { os.Exit(Main()) },
 		"dbt-standin": func() { os.Exit(dbtStandIn()) },
 		"sqlite-hold": func() { os.Exit(sqliteHold()) },
 	})

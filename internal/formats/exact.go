@@ -150,18 +150,63 @@ type Sniffed struct {
 // Read's exact reading (a DOUBLE or a TIMESTAMP WITH TIME ZONE column) is not worth it: ok is
 // false, and so it is when sniff_csv fails (Source's own read then says why, as it always did).
 func Sniff(ctx context.Context, db *engine.DB, path string, opts *v1.ReadOptions) (s Sniffed, ok bool) {
+	s, doubles, ok := sniff(ctx, db, path, opts)
+	return s, ok && len(doubles) == 0
+}
+
+// SniffAlone is Sniff for a file read alone (not shared with files of its layout): a DOUBLE
+// column is kept when the rows the sniffer read hold a value of it that is not an integer,
+// as Read keeps it, which it asks of those rows read as text through the sniffed options, with
+// no second sniff. A sniff costs as much as an eighth of a COPY of a 1 M-row file, and Read
+// after a DESCRIBE sniffed three times (the DESCRIBE, the integer probe, the read). A DOUBLE
+// column of integers alone (they are too large for BIGINT) needs Read's DECIMAL: not ok.
+func SniffAlone(ctx context.Context, db *engine.DB, path string, opts *v1.ReadOptions) (Sniffed, bool) {
+	s, doubles, ok := sniff(ctx, db, path, opts)
+	if !ok || len(doubles) == 0 {
+		return s, ok
+	}
+	// The probe's columns are the sniffed ones with the DOUBLEs as text; the prompt must hold
+	// the sniffed columns exactly as they are written here, or the file is left to Read.
+	var cols, probe []string
+	isDouble := map[string]bool{}
+	for _, d := range doubles {
+		isDouble[d] = true
+	}
+	for _, c := range s.Cols {
+		t := c.Type
+		cols = append(cols, engine.Lit(c.Name)+": "+engine.Lit(t))
+		if isDouble[c.Name] {
+			t = "VARCHAR"
+		}
+		probe = append(probe, engine.Lit(c.Name)+": "+engine.Lit(t))
+	}
+	want := "columns={" + strings.Join(cols, ", ") + "}"
+	if strings.Count(s.Options, want) != 1 {
+		return s, false
+	}
+	text := "read_csv(" + engine.Lit(path) + ", " + strings.Replace(s.Options, want, "columns={"+strings.Join(probe, ", ")+"}", 1) + ")"
+	ints, err := integerColumns(ctx, db, text, doubles)
+	if err != nil || len(ints) > 0 {
+		return s, false
+	}
+	return s, true
+}
+
+// sniff is what DuckDB's sniffer found of the CSV file at path, and the names of its DOUBLE
+// columns; ok is false when it found nothing usable or a column needs Read's zoned reading.
+func sniff(ctx context.Context, db *engine.DB, path string, opts *v1.ReadOptions) (s Sniffed, doubles []string, ok bool) {
 	delim, header := csvDialect(opts)
 	src := csvSource(path, delim, header, "")
 	q := "SELECT Columns, Prompt FROM sniff_" + strings.TrimPrefix(src, "read_")
 	var cols []any
 	var prompt string
 	if err := db.QueryRow(ctx, q, &cols, &prompt); err != nil {
-		return s, false
+		return s, nil, false
 	}
 	// The prompt is FROM read_csv('<path>', auto_detect=false, ...);
 	i, j := strings.Index(prompt, ", auto_detect=false"), strings.LastIndex(prompt, ")")
 	if i < 0 || j < i {
-		return s, false
+		return s, nil, false
 	}
 	s.Options = prompt[i+2 : j]
 	for _, c := range cols {
@@ -169,15 +214,17 @@ func Sniff(ctx context.Context, db *engine.DB, path string, opts *v1.ReadOptions
 		name, _ := m["name"].(string)
 		typ, _ := m["type"].(string)
 		if name == "" || typ == "" {
-			return s, false
+			return s, nil, false
 		}
 		switch strings.ToUpper(typ) {
-		case "DOUBLE", "FLOAT", "TIMESTAMP WITH TIME ZONE":
-			return s, false
+		case "DOUBLE", "FLOAT":
+			doubles = append(doubles, name)
+		case "TIMESTAMP WITH TIME ZONE":
+			return s, nil, false
 		}
 		s.Cols = append(s.Cols, engine.Column{Name: name, Type: typ})
 	}
-	return s, len(s.Cols) > 0
+	return s, doubles, len(s.Cols) > 0
 }
 
 // SniffedSource reads the CSV file at path with the options a Sniff found (of this file or of

@@ -84,21 +84,53 @@ func schemaAt(tbl *table.Table, snapshotID int64) *iceberg.Schema {
 // no file has yet reads as null). It is correct after overwrites, upserts and schema changes,
 // because the planned files are exactly the live ones.
 func RegisterView(ctx context.Context, db *engine.DB, view string, tbl *table.Table, snapshotID int64) error {
-	q, err := ViewSQL(ctx, db, tbl, snapshotID)
+	v, err := PlanView(ctx, tbl, snapshotID)
+	if err != nil {
+		return err
+	}
+	return v.Register(ctx, db, view)
+}
+
+// ViewSQL is the SELECT RegisterView makes a view of, for a caller that keeps the view in a
+// database file (the one a dbt project reads).
+func ViewSQL(ctx context.Context, db *engine.DB, tbl *table.Table, snapshotID int64) (string, error) {
+	v, err := PlanView(ctx, tbl, snapshotID)
+	if err != nil {
+		return "", err
+	}
+	return v.SQL(ctx, db)
+}
+
+// PlannedView is what RegisterView reads of the table before it asks DuckDB anything: the
+// snapshot's data files and the schema they were written with. Planning needs no database, so
+// ldp query plans while its DuckDB starts.
+type PlannedView struct {
+	tbl    *table.Table
+	files  []string
+	schema *iceberg.Schema
+}
+
+// PlanView plans a snapshot of tbl (0 for the current one) for RegisterView.
+func PlanView(ctx context.Context, tbl *table.Table, snapshotID int64) (*PlannedView, error) {
+	files, err := DataFiles(ctx, tbl, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	return &PlannedView{tbl: tbl, files: files, schema: schemaAt(tbl, snapshotID)}, nil
+}
+
+// Register makes the planned snapshot readable in db as view.
+func (v *PlannedView) Register(ctx context.Context, db *engine.DB, view string) error {
+	q, err := v.SQL(ctx, db)
 	if err != nil {
 		return err
 	}
 	return db.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP VIEW %s AS %s", engine.Ident(view), q))
 }
 
-// ViewSQL is the SELECT RegisterView makes a view of, for a caller that keeps the view in a
-// database file (the one a dbt project reads).
-func ViewSQL(ctx context.Context, db *engine.DB, tbl *table.Table, snapshotID int64) (string, error) {
-	files, err := DataFiles(ctx, tbl, snapshotID)
-	if err != nil {
-		return "", err
-	}
-	sc := schemaAt(tbl, snapshotID)
+// SQL is the SELECT of the planned snapshot's rows in the table's columns.
+func (v *PlannedView) SQL(ctx context.Context, db *engine.DB) (string, error) {
+	files, sc := v.files, v.schema
 	present := map[string]bool{}
 	src := "(SELECT 1 WHERE false)"
 	if len(files) > 0 {
@@ -124,7 +156,7 @@ func ViewSQL(ctx context.Context, db *engine.DB, tbl *table.Table, snapshotID in
 		}
 	}
 	if len(parts) == 0 {
-		return "", fmt.Errorf("table %s has no column DuckDB can read", strings.Join(tbl.Identifier(), "."))
+		return "", fmt.Errorf("table %s has no column DuckDB can read", strings.Join(v.tbl.Identifier(), "."))
 	}
 	return fmt.Sprintf("SELECT %s FROM %s", strings.Join(parts, ", "), src), nil
 }

@@ -56,10 +56,11 @@ type sniffing struct {
 }
 
 // fastCSV returns the expression that reads the run's CSV file at full with one sniff or none,
-// and its columns; ok is false when the file is read as a window alone reads it.
+// and its columns; ok is false when the file is read by Read after a DESCRIBE (three sniffs).
+// A run of no backfill sniffs its file once and shares it with no one (formats.SniffAlone).
 func (r *run) fastCSV(ctx context.Context, full string) (string, *sniffing, bool) {
 	src := r.p.Metadata.Source
-	if r.opts.Sniffs == nil || src.Format != v1.FormatCSV {
+	if src.Format != v1.FormatCSV {
 		return "", nil, false
 	}
 	header, ok := formats.HeaderLine(full)
@@ -67,6 +68,12 @@ func (r *run) fastCSV(ctx context.Context, full string) (string, *sniffing, bool
 		return "", nil, false
 	}
 	sn := &sniffing{key: r.res.SpecHash + "\x00" + header}
+	if r.opts.Sniffs == nil {
+		if sn.sniffed, ok = formats.SniffAlone(ctx, r.db, full, src.Options); !ok {
+			return "", nil, false
+		}
+		return formats.SniffedSource(full, sn.sniffed), sn, true
+	}
 	if sn.sniffed, sn.shared = r.opts.Sniffs.get(sn.key); !sn.shared {
 		if sn.sniffed, ok = formats.Sniff(ctx, r.db, full, src.Options); !ok {
 			return "", nil, false

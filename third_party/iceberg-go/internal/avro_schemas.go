@@ -20,6 +20,7 @@ package internal
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/twmb/avro"
 	"github.com/twmb/avro/atype"
@@ -170,8 +171,19 @@ func newMapNode(name string, keyNode, valueNode avro.SchemaNode, keyFieldID, val
 	}
 }
 
-// AvroSchemaMap stores prebuilt schemas by name for lookup.
+// AvroSchemaMap stores prebuilt schemas by name for lookup. It is filled on first use
+// (avroSchemas), not at package init: compiling the schemas costs every program that links
+// iceberg-go, whether or not it reads or writes a manifest.
 var AvroSchemaMap = make(map[string]*avro.Schema)
+
+var buildAvroSchemasOnce sync.Once
+
+// avroSchemas returns AvroSchemaMap, filled.
+func avroSchemas() map[string]*avro.Schema {
+	buildAvroSchemasOnce.Do(buildAvroSchemas)
+
+	return AvroSchemaMap
+}
 
 // fieldSummaryNode is reused in manifest list schemas.
 var fieldSummaryNode = avro.SchemaNode{
@@ -189,7 +201,7 @@ var fieldSummaryNode = avro.SchemaNode{
 	},
 }
 
-func init() {
+func buildAvroSchemas() {
 	AvroSchemaMap["field_summary"] = mustSchema(fieldSummaryNode)
 
 	partitionsNode := NullableNode(avro.SchemaNode{
@@ -422,7 +434,7 @@ func init() {
 
 func newDataFileSchema(partitionType *avro.Schema, version int) (*avro.Schema, error) {
 	key := fmt.Sprintf("data_file_v%d", version)
-	schema := AvroSchemaMap[key]
+	schema := avroSchemas()[key]
 
 	node := schema.Root()
 	node.Fields = append(slices.Clone(node.Fields), avro.SchemaField{
@@ -443,7 +455,7 @@ func NewManifestFileSchema(version int) (*avro.Schema, error) {
 
 	key := fmt.Sprintf("manifest_list_file_v%d", version)
 
-	return AvroSchemaMap[key], nil
+	return avroSchemas()[key], nil
 }
 
 func NewManifestEntrySchema(partitionType *avro.Schema, version int) (*avro.Schema, error) {
@@ -459,7 +471,7 @@ func NewManifestEntrySchema(partitionType *avro.Schema, version int) (*avro.Sche
 	}
 
 	key := fmt.Sprintf("manifest_entry_v%d", version)
-	schema := AvroSchemaMap[key]
+	schema := avroSchemas()[key]
 
 	node := schema.Root()
 	node.Fields = append(slices.Clone(node.Fields), avro.SchemaField{
