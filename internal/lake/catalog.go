@@ -87,11 +87,7 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 	// Several processes opening a new catalog at once: switching the file to WAL and creating
 	// the catalog's tables can fail with SQLITE_BUSY at once, without the busy handler (seen
 	// with six processes).
-	props := iceberg.Properties{"warehouse": warehouseLocation(wh)}
-	if initialised(dbPath) {
-		props["init_catalog_tables"] = "false"
-	}
-	cat, err := openSQL(ctx, Catalog{Identifier: c.Identifier, Warehouse: wh, props: props}, sqlOpener("sqlite", dsn), sqlcat.SQLite, isBusy)
+	cat, err := openSQL(ctx, Catalog{Identifier: c.Identifier, Warehouse: wh, props: iceberg.Properties{"warehouse": warehouseLocation(wh)}}, sqlOpener("sqlite", dsn), sqlcat.SQLite, isBusy)
 	if err != nil {
 		if isBusy(err) {
 			err = &BusyError{Path: dbPath, Holder: lockHolder(dbPath), Err: err}
@@ -99,23 +95,7 @@ func openLocal(ctx context.Context, c *v1.Catalog, baseDir string) (*Catalog, er
 		return nil, fmt.Errorf("open catalog %s: %w", dbPath, err)
 	}
 	cat.cat = busyCatalog{Catalog: cat.cat, path: dbPath}
-	catalogTables.Store(dbPath, true)
 	return cat, nil
-}
-
-// catalogTables are the local catalog databases this process opened, so their tables exist:
-// iceberg-go creates them on every open otherwise, a write transaction of CREATE TABLE IF NOT
-// EXISTS statements that was 3% of a backfill's CPU (the catalog is opened per window).
-var catalogTables sync.Map
-
-// initialised reports whether this process opened the catalog database at dbPath before and
-// the file is still there (one removed since is created again, with its tables).
-func initialised(dbPath string) bool {
-	if _, ok := catalogTables.Load(dbPath); !ok {
-		return false
-	}
-	_, err := os.Stat(dbPath)
-	return err == nil
 }
 
 // OpenReadOnly opens the catalog c names for reading only: a local catalog's database is
