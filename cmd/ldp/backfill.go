@@ -96,7 +96,7 @@ func (o *backfillOptions) Run(ctx context.Context, s *streams) error {
 	// A backfill's heap is mostly each window's short-lived garbage (Avro, JSON, Arrow
 	// buffers) over a small live set: collecting at 200% instead of 100% halves the
 	// collections for some more memory (measured in the commit that set it).
-	initgc.Tune(200)
+	defer initgc.Tune(200)()
 	res, err := runner.Backfill(ctx, wf, o.bo)
 	if errors.Is(err, controllers.ErrDeclined) {
 		fmt.Fprintln(s.Err, "nothing ran: check --from and --to (ldp backfill --dry-run lists the windows)")

@@ -61,9 +61,13 @@ func Done() {
 func CollectedWhileOff() uint64 { return whileOff }
 
 // Tune sets the collector's percent for a command whose heap is mostly short-lived garbage
-// (a backfill's windows), trading memory for fewer collections, unless the user set GOGC.
-func Tune(percent int) {
-	if !userSet {
-		debug.SetGCPercent(percent)
+// (a backfill's windows), trading memory for fewer collections, unless the user set GOGC. The
+// func it returns puts back the percent before it, so the setting ends with the command (a
+// process that runs several, a test binary, does not keep it).
+func Tune(percent int) (restore func()) {
+	if userSet {
+		return func() {}
 	}
+	was := debug.SetGCPercent(percent)
+	return func() { debug.SetGCPercent(was) }
 }
