@@ -29,16 +29,7 @@ func Overlapping(w v1.LogicalWindow, size string, loc *time.Location) ([]v1.Logi
 	if err != nil {
 		return nil, err
 	}
-	var out []v1.LogicalWindow
-	for s.Before(w.End) {
-		next := Next(s, size, loc)
-		if !next.After(s) {
-			return nil, fmt.Errorf("the %s window that starts at %s in %s does not end after it starts: this is a bug in ldp, please report it", size, s.Format(time.RFC3339), loc)
-		}
-		out = append(out, v1.LogicalWindow{Start: s, End: next})
-		s = next
-	}
-	return out, nil
+	return lay(s, w.End, size, loc)
 }
 
 // Unit is how people count windows of size: "hours" of an hourly object, "days" of a daily one.

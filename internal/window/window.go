@@ -172,6 +172,12 @@ func Range(start, end time.Time, size string, loc *time.Location) ([]v1.LogicalW
 			return nil, fmt.Errorf("%s does not start a %s window in %s: windows of that size start at %s", t.In(loc).Format(time.RFC3339), size, loc, describeStarts(size))
 		}
 	}
+	return lay(start, end, size, loc)
+}
+
+// lay lays windows of size end to end from start, which starts one, until one reaches end (the
+// last may end past it): the one loop of Range and Overlapping.
+func lay(start, end time.Time, size string, loc *time.Location) ([]v1.LogicalWindow, error) {
 	var out []v1.LogicalWindow
 	for s := start; s.Before(end); {
 		next := Next(s, size, loc)
