@@ -27,6 +27,10 @@ func (p fieldPath) String() string {
 	return b.String()
 }
 
+// FieldPath writes a path given as its parts (object keys, list indexes as numbers) the way a
+// Problem's Field does, so a check outside this package names a field as the schema's do.
+func FieldPath(parts []string) string { return fieldPath(parts).String() }
+
 func (p fieldPath) key() string { return strings.Join(p, "\x00") }
 
 func (p fieldPath) parent() fieldPath {

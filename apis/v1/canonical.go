@@ -57,25 +57,9 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 	case int64:
 		b.WriteString(strconv.FormatInt(t, 10))
 	case []string:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, e)
-		}
-		b.WriteByte(']')
+		return writeList(b, t)
 	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeCanonical(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
+		return writeList(b, t)
 	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for k := range t {
@@ -97,6 +81,22 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 	default:
 		return fmt.Errorf("canonical JSON: unsupported type %T", v)
 	}
+	return nil
+}
+
+// writeList writes a list as JSON does, each element canonical: a []string writes as the
+// []any of the same strings, so a spec hashes alike however its lists were decoded.
+func writeList[E any](b *bytes.Buffer, list []E) error {
+	b.WriteByte('[')
+	for i, e := range list {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := writeCanonical(b, e); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
 	return nil
 }
 

@@ -120,6 +120,29 @@ func TestCanonicalJSON(t *testing.T) {
 	}
 }
 
+// A []string (as a spec's Go struct holds a list) writes exactly as the []any of the same
+// strings that a decoded document holds, escapes and all: the spec hash must not depend on
+// which one it was given.
+func TestCanonicalStringListsWriteAsAnyLists(t *testing.T) {
+	strs := []string{"a", `q"uote`, "\u0001", "é"}
+	anys := []any{"a", `q"uote`, "\u0001", "é"}
+	gs, err := CanonicalJSON(map[string]any{"l": strs, "e": []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ga, err := CanonicalJSON(map[string]any{"l": anys, "e": []any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"e":[],"l":["a","q\"uote","\u0001","é"]}`
+	if string(gs) != want || string(ga) != want {
+		t.Errorf("CanonicalJSON of the []string = %s and of the []any = %s, want both %s", gs, ga, want)
+	}
+	if _, err := CanonicalJSON([]any{"a", struct{}{}}); err == nil || !strings.Contains(err.Error(), "unsupported type struct {}") {
+		t.Errorf("CanonicalJSON of a list holding a struct: error %v, want unsupported type", err)
+	}
+}
+
 // TestDelayKeepsTheSpecHash: metadata.window.delay says when a window may run, not what its run
 // does, so adding one does not change the spec hash (the replace keys of the windows already
 // published stay theirs); the window's column does.

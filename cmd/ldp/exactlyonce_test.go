@@ -125,26 +125,34 @@ func (l *lakeDir) run(t *testing.T, env []string, args ...string) (int, string, 
 	return code, out.String(), errb.String()
 }
 
-// check verifies the exactly-once state of a table: each key on main once, and exactly the
-// rows of the published days, once each.
-func (l *lakeDir) check(t *testing.T, spec string, days []int) {
+// commits is what ldp commits --json says of spec's table (run with env): the publishes on
+// main in its order, and how many of them carry each key, which exactly-once holds at one.
+func (l *lakeDir) commits(t *testing.T, env []string, spec string) ([]commitRow, map[string]int) {
 	t.Helper()
-	code, out, errs := l.run(t, nil, "commits", spec, "--json")
+	code, out, errs := l.run(t, env, "commits", spec, "--json")
 	if code != 0 {
 		t.Fatalf("ldp commits: %d %s", code, errs)
 	}
 	var commits []commitRow
 	if err := json.Unmarshal([]byte(out), &commits); err != nil {
-		t.Fatal(err)
+		t.Fatalf("ldp commits --json: %v\n%s", err, out)
 	}
-	seen := map[string]int{}
+	keys := map[string]int{}
 	for _, c := range commits {
-		seen[c.Key]++
+		keys[c.Key]++
 	}
+	return commits, keys
+}
+
+// check verifies the exactly-once state of a table: each key on main once, and exactly the
+// rows of the published days, once each.
+func (l *lakeDir) check(t *testing.T, spec string, days []int) {
+	t.Helper()
+	commits, seen := l.commits(t, nil, spec)
 	if len(commits) != len(days) || len(seen) != len(days) {
 		t.Errorf("%s: %d publishes of %d keys on main, want %d of %d: %v", spec, len(commits), len(seen), len(days), len(days), seen)
 	}
-	code, out, errs = l.run(t, nil, "query", spec, "SELECT count(*) AS n, count(DISTINCT order_id) AS ids FROM "+strings.TrimSuffix("orders_"+spec, ".json"), "-o", "csv")
+	code, out, errs := l.run(t, nil, "query", spec, "SELECT count(*) AS n, count(DISTINCT order_id) AS ids FROM "+strings.TrimSuffix("orders_"+spec, ".json"), "-o", "csv")
 	if code != 0 {
 		t.Fatalf("ldp query: %s", errs)
 	}

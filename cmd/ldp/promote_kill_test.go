@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -9,19 +8,10 @@ import (
 // mainKeys are the keys on main of spec's table and main's head (the newest keyed publish).
 func (l *lakeDir) mainKeys(t *testing.T, spec string) (map[string]int, int64) {
 	t.Helper()
-	code, out, errs := l.run(t, nil, "commits", spec, "--json")
-	if code != 0 {
-		t.Fatalf("ldp commits: %d %s", code, errs)
-	}
-	var commits []commitRow
-	if err := json.Unmarshal([]byte(out), &commits); err != nil {
-		t.Fatal(err)
-	}
-	keys := map[string]int{}
+	commits, keys := l.commits(t, nil, spec)
 	var head int64
-	for _, c := range commits {
-		keys[c.Key]++
-		head = c.SnapshotID
+	if len(commits) > 0 {
+		head = commits[len(commits)-1].SnapshotID
 	}
 	return keys, head
 }

@@ -208,15 +208,7 @@ func samplesByTwoWorkers(t *testing.T, catalog func(identifier string) map[strin
 	if code != 0 || !strings.Contains(out, "nothing to do") {
 		t.Errorf("after both workers: %d %s %s", code, out, errs)
 	}
-	code, out, errs = l.run(t, reader, "commits", "daily_orders.json", "--json")
-	var commits []commitRow
-	if code != 0 || json.Unmarshal([]byte(out), &commits) != nil {
-		t.Fatalf("commits: %d %s %s", code, out, errs)
-	}
-	keys := map[string]int{}
-	for _, c := range commits {
-		keys[c.Key]++
-	}
+	commits, keys := l.commits(t, reader, "daily_orders.json")
 	if len(commits) != 3 || len(keys) != 3 {
 		t.Errorf("orders: %d publishes of %d keys on main, want 3 of 3 (one per day): %v", len(commits), len(keys), keys)
 	}

@@ -282,25 +282,39 @@ func (d *DB) Rows(ctx context.Context, query string) ([]string, [][]any, error) 
 
 // Count returns the number of rows of a relation.
 func (d *DB) Count(ctx context.Context, relation string) (int64, error) {
+	return remembered(d, relation, &d.pinnedCounts, &d.counts, func(n int64) int64 { return n }, func() (int64, error) {
+		var n int64
+		if err := d.QueryRow(ctx, "SELECT count(*) FROM "+relation, &n); err != nil {
+			return 0, err
+		}
+		return n, nil
+	})
+}
+
+// remembered is the one lookup of what Columns and Count know of a relation: its pinned value,
+// else what was found since the session last changed, else find's answer, kept until the
+// session changes (an error is not kept). cp copies a value out of and into the maps, so a
+// caller can change what it was given.
+func remembered[V any](d *DB, relation string, pinned, found *map[string]V, cp func(V) V, find func() (V, error)) (V, error) {
 	d.mu.Lock()
-	n, ok := d.pinnedCounts[relation]
+	v, ok := (*pinned)[relation]
 	if !ok {
-		n, ok = d.counts[relation]
+		v, ok = (*found)[relation]
 	}
 	d.mu.Unlock()
 	if ok {
-		return n, nil
+		return cp(v), nil
 	}
-	if err := d.QueryRow(ctx, "SELECT count(*) FROM "+relation, &n); err != nil {
-		return 0, err
+	v, err := find()
+	if err == nil {
+		d.mu.Lock()
+		if *found == nil {
+			*found = map[string]V{}
+		}
+		(*found)[relation] = cp(v)
+		d.mu.Unlock()
 	}
-	d.mu.Lock()
-	if d.counts == nil {
-		d.counts = map[string]int64{}
-	}
-	d.counts[relation] = n
-	d.mu.Unlock()
-	return n, nil
+	return v, err
 }
 
 // Column is a column of a relation as DuckDB types it.
@@ -311,25 +325,7 @@ type Column struct {
 
 // Columns describes a relation or a query (anything that can follow FROM).
 func (d *DB) Columns(ctx context.Context, relation string) ([]Column, error) {
-	d.mu.Lock()
-	cols, ok := d.pinned[relation]
-	if !ok {
-		cols, ok = d.cols[relation]
-	}
-	d.mu.Unlock()
-	if ok {
-		return slices.Clone(cols), nil
-	}
-	cols, err := d.describe(ctx, relation)
-	if err == nil {
-		d.mu.Lock()
-		if d.cols == nil {
-			d.cols = map[string][]Column{}
-		}
-		d.cols[relation] = slices.Clone(cols)
-		d.mu.Unlock()
-	}
-	return cols, err
+	return remembered(d, relation, &d.pinned, &d.cols, slices.Clone, func() ([]Column, error) { return d.describe(ctx, relation) })
 }
 
 func (d *DB) describe(ctx context.Context, relation string) ([]Column, error) {

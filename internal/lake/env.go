@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"regexp"
@@ -335,27 +334,14 @@ func (c *Catalog) publishEnv(ctx context.Context, db *engine.DB, relation string
 			keep := len(lineOf(tbl, o.Env, head).own) + 2
 			updates := append(slices.Clone(adds), table.NewSetSnapshotRefUpdate(branch, staged.SnapshotID, table.BranchRef, 0, 0, keep))
 			err = c.commit(ctx, ref, reqs, updates)
-			if err == nil {
-				published = true
-				o.Hook("published")
-				res.Status, res.SnapshotID, res.RowsAfter = Published, staged.SnapshotID, totalRecords(staged)
-				c.cleanMetadata(ctx, ref)
-				return res, nil
-			}
-			var behind *ClockBehindError
-			if errors.As(err, &behind) {
-				return nil, err
-			}
-			if !isConflict(err) {
-				if t2, lerr := c.Load(ctx, ref); lerr == nil {
-					if s, _ := FindEnvKey(ctx, t2, o.Env, o.Key, o.Now()); s != nil && s.Summary.Properties[RunIDProp] == o.RunID {
-						published = true
-						res.Status, res.SnapshotID, res.RowsAfter = Published, s.SnapshotID, totalRecords(s)
-						return res, nil
-					}
+			mine := func(t *table.Table) *table.Snapshot {
+				if s, _ := FindEnvKey(ctx, t, o.Env, o.Key, o.Now()); s != nil && s.Summary.Properties[RunIDProp] == o.RunID {
+					return s
 				}
-				published = true // the files may be referenced: never delete them now
-				return nil, fmt.Errorf("publish to %s in environment %s: outcome unknown: %w", ref, o.Env, err)
+				return nil
+			}
+			if out, ended, err := c.settleCommit(ctx, ref, err, o.Hook, res, staged, &published, " in environment "+o.Env, mine); ended {
+				return out, err
 			}
 			if now, lerr := c.Load(ctx, ref); lerr == nil && Fenced(now, o.RunID, o.Attempt) {
 				return nil, fenceError(ref, o.RunID, o.Attempt)

@@ -241,13 +241,12 @@ func decodeKeyIndexV2(data []byte, props map[string]string) ([]KeyEntry, error) 
 		if h > 0 {
 			e.SpecHash = hashes[h-1]
 		}
-		if n := len(entries); n > 0 && entries[n-1].Key >= e.Key {
-			return nil, fmt.Errorf("keys out of order at %q", e.Key)
+		if entries, err = appendSorted(entries, e); err != nil {
+			return nil, err
 		}
-		entries = append(entries, e)
 	}
-	if len(entries) != count {
-		return nil, fmt.Errorf("%d keys, the footer says %d", len(entries), count)
+	if err := footerCount(entries, count); err != nil {
+		return nil, err
 	}
 	return entries, nil
 }
@@ -290,13 +289,30 @@ func decodeKeyIndexV1(data []byte, props map[string]string) ([]KeyEntry, error) 
 		if e.SpecHash, err = str(); err != nil {
 			return nil, err
 		}
-		if n := len(entries); n > 0 && entries[n-1].Key >= e.Key {
-			return nil, fmt.Errorf("keys out of order at %q", e.Key)
+		if entries, err = appendSorted(entries, e); err != nil {
+			return nil, err
 		}
-		entries = append(entries, e)
 	}
-	if len(entries) != count {
-		return nil, fmt.Errorf("%d keys, the footer says %d", len(entries), count)
+	if err := footerCount(entries, count); err != nil {
+		return nil, err
 	}
 	return entries, nil
+}
+
+// appendSorted appends a decoded entry, refusing one not after the last: every version of the
+// blob keeps its keys sorted and unique, which the lookups' binary search relies on.
+func appendSorted(entries []KeyEntry, e KeyEntry) ([]KeyEntry, error) {
+	if n := len(entries); n > 0 && entries[n-1].Key >= e.Key {
+		return nil, fmt.Errorf("keys out of order at %q", e.Key)
+	}
+	return append(entries, e), nil
+}
+
+// footerCount refuses a blob whose entries are not as many as its footer says: a blob cut or
+// joined short of its end decodes to fewer.
+func footerCount(entries []KeyEntry, count int) error {
+	if len(entries) != count {
+		return fmt.Errorf("%d keys, the footer says %d", len(entries), count)
+	}
+	return nil
 }

@@ -285,29 +285,9 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 			} else {
 				err = c.publishBranch(ctx, ref, branch, base, staged.SnapshotID, index, fences...)
 			}
-			if err == nil {
-				published = true
-				o.Hook("published")
-				res.Status, res.SnapshotID, res.RowsAfter = Published, staged.SnapshotID, totalRecords(staged)
-				c.cleanMetadata(ctx, ref)
-				return res, nil
-			}
-			var behind *ClockBehindError
-			if errors.As(err, &behind) {
-				return nil, err // refused before anything was written
-			}
-			if !isConflict(err) {
-				// The outcome is unknown: the catalog may have taken the commit. Look before
-				// anything else.
-				if t2, lerr := c.Load(ctx, ref); lerr == nil {
-					if s := publishedBy(t2, o); s != nil {
-						published = true
-						res.Status, res.SnapshotID, res.RowsAfter = Published, s.SnapshotID, totalRecords(s)
-						return res, nil
-					}
-				}
-				published = true // the files may be referenced: never delete them now
-				return nil, fmt.Errorf("publish to %s: outcome unknown: %w", ref, err)
+			mine := func(t *table.Table) *table.Snapshot { return publishedBy(t, o) }
+			if out, ended, err := c.settleCommit(ctx, ref, err, o.Hook, res, staged, &published, "", mine); ended {
+				return out, err
 			}
 			now, lerr := c.Load(ctx, ref)
 			if lerr != nil {
@@ -330,6 +310,39 @@ func (c *Catalog) Publish(ctx context.Context, db *engine.DB, relation string, r
 func (o *PublishOptions) backoff(try int) {
 	limit := time.Duration(float64(50*time.Millisecond) * float64(int(1)<<min(try-1, 6)))
 	o.Sleep(time.Duration(o.Rand.Int64N(int64(limit) + 1)))
+}
+
+// settleCommit is the one rule of how a publish's commit ended, on main and in an environment
+// alike: taken (Published, its old metadata cleaned), refused before anything was written (a
+// clock behind), or of unknown outcome, when the table is read again and the publish counts as
+// done if mine finds its snapshot there. published is set whenever the staged files may be
+// referenced, so they are never deleted; where names the environment in the error. ended is
+// false only for a lost race (a conflict), which the caller handles.
+func (c *Catalog) settleCommit(ctx context.Context, ref Ref, commitErr error, hook func(string), res *PublishResult, staged *table.Snapshot, published *bool, where string, mine func(*table.Table) *table.Snapshot) (out *PublishResult, ended bool, err error) {
+	if commitErr == nil {
+		*published = true
+		hook("published")
+		res.Status, res.SnapshotID, res.RowsAfter = Published, staged.SnapshotID, totalRecords(staged)
+		c.cleanMetadata(ctx, ref)
+		return res, true, nil
+	}
+	var behind *ClockBehindError
+	if errors.As(commitErr, &behind) {
+		return nil, true, commitErr // refused before anything was written
+	}
+	if isConflict(commitErr) {
+		return nil, false, nil
+	}
+	// The outcome is unknown: the catalog may have taken the commit. Look before anything else.
+	if t2, lerr := c.Load(ctx, ref); lerr == nil {
+		if s := mine(t2); s != nil {
+			*published = true
+			res.Status, res.SnapshotID, res.RowsAfter = Published, s.SnapshotID, totalRecords(s)
+			return res, true, nil
+		}
+	}
+	*published = true // the files may be referenced: never delete them now
+	return nil, true, fmt.Errorf("publish to %s%s: outcome unknown: %w", ref, where, commitErr)
 }
 
 // publishedBy is the snapshot on tbl's main that holds o's key and was published by o's run:

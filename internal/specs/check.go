@@ -234,7 +234,7 @@ func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
 			line, col := r.Position(rf.field...)
 			problem := func(format string, args ...any) {
 				out = append(out, schemas.Problem{File: path, Line: line, Column: col,
-					Field: fieldString(rf.field), Message: fmt.Sprintf(format, args...)})
+					Field: schemas.FieldPath(rf.field), Message: fmt.Sprintf(format, args...)})
 			}
 			target := rf.rel
 			if !filepath.IsAbs(target) {
@@ -265,7 +265,7 @@ func (c *Checker) tasks(path string, r *schemas.Result) []schemas.Problem {
 				problem("%q is a Workflow; a task names a dataset config (a Pipeline)", rf.rel)
 			}
 			if sub.scheduled && HasSchedule(r.Doc) && len(rf.field) == 3 && rf.field[2] == "pipeline" {
-				c.warnings = append(c.warnings, schemas.Problem{File: path, Line: line, Column: col, Field: fieldString(rf.field),
+				c.warnings = append(c.warnings, schemas.Problem{File: path, Line: line, Column: col, Field: schemas.FieldPath(rf.field),
 					Message: fmt.Sprintf("%q has a schedule of its own and is a task of this scheduled workflow, so two schedules run it (a window both mean is run once, one only the other means is loaded again): remove its metadata.schedule (and when), or the task", rf.rel)})
 			}
 		}
@@ -280,21 +280,6 @@ func IsSpecPath(ref string) bool {
 		return true
 	}
 	return false
-}
-
-func fieldString(parts []string) string {
-	var b strings.Builder
-	for _, s := range parts {
-		if _, err := strconv.Atoi(s); err == nil {
-			b.WriteString("[" + s + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(s)
-	}
-	return b.String()
 }
 
 func (c *Checker) report() *Report {

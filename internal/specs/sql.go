@@ -65,7 +65,7 @@ func sqlProblems(fsys fs.FS, path string, r *schemas.Result) []schemas.Problem {
 		if q.file != "" {
 			where = q.file
 		}
-		out = append(out, schemas.Problem{File: path, Line: line, Column: col, Field: fieldString(q.field),
+		out = append(out, schemas.Problem{File: path, Line: line, Column: col, Field: schemas.FieldPath(q.field),
 			Message: fmt.Sprintf("DuckDB cannot parse %s: %s", where, msg)})
 	}
 	return out

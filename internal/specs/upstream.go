@@ -72,7 +72,7 @@ func (c *Checker) upstreams(path string, r *schemas.Result) []schemas.Problem {
 	for _, rf := range refs {
 		line, col := r.Position(rf.field...)
 		problem := func(format string, args ...any) {
-			out = append(out, schemas.Problem{File: path, Line: line, Column: col, Field: fieldString(rf.field), Message: fmt.Sprintf(format, args...)})
+			out = append(out, schemas.Problem{File: path, Line: line, Column: col, Field: schemas.FieldPath(rf.field), Message: fmt.Sprintf(format, args...)})
 		}
 		target := cleanJoin(base, rf.rel)
 		switch info, err := os.Stat(target); {

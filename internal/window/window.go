@@ -175,7 +175,8 @@ func Range(start, end time.Time, size string, loc *time.Location) ([]v1.LogicalW
 	return lay(start, end, size, loc)
 }
 
-// lay lays windows of size end to end from start, a window's start, until one reaches end.
+// lay lays windows of size end to end from start, which starts one, until one reaches end (the
+// last may end past it): the one loop of Range and Overlapping.
 func lay(start, end time.Time, size string, loc *time.Location) ([]v1.LogicalWindow, error) {
 	var out []v1.LogicalWindow
 	for s := start; s.Before(end); {

@@ -33,6 +33,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
+
+	"github.com/ldp-dev/ldp/internal/ctxtime"
 )
 
 // Scope is the OAuth scope a read asks for.
@@ -409,16 +411,7 @@ const (
 
 // pause waits d, or less if ctx ends first (its error); a variable so a test can record the
 // waits instead of sleeping them.
-var pause = func(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+var pause = ctxtime.Sleep
 
 func (c *client) send(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader

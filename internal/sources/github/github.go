@@ -17,6 +17,8 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v84/github"
+
+	"github.com/ldp-dev/ldp/internal/ctxtime"
 )
 
 // States are the values a spec may give source.state; "" is StateAll.
@@ -168,7 +170,7 @@ func Read(ctx context.Context, cfg Config, emit func(Issue) error) error {
 	}
 	sleep := cfg.Sleep
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = ctxtime.Sleep
 	}
 	per := cfg.PerPage
 	if per == 0 {
@@ -302,15 +304,4 @@ func (cfg Config) explain(err error, resp *gh.Response) error {
 		return fmt.Errorf("reading the issues of %s from GitHub: %w", cfg.Repository, err)
 	}
 	return &AccessError{Repository: cfg.Repository, Status: resp.StatusCode, Msg: msg}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
