@@ -103,10 +103,12 @@ func (tr *TaskResult) publicError() string {
 
 // WindowResult is how one window of a workflow ended: one run of its tasks.
 type WindowResult struct {
+	// RunID and Attempt are set on every run's result (left out of the JSON of a window that
+	// did not run: ldp apply -o json lists waiting and stale windows too).
 	Workflow string     `json:"workflow"`
 	Window   string     `json:"logical_window"`
-	RunID    string     `json:"run_id"`
-	Attempt  int        `json:"attempt"`
+	RunID    string     `json:"run_id,omitempty"`
+	Attempt  int        `json:"attempt,omitempty"`
 	Status   v1.Outcome `json:"status"`
 	// Env is the environment the window ran in; "" is main.
 	Env   string       `json:"env,omitempty"`
