@@ -103,10 +103,12 @@ func (tr *TaskResult) publicError() string {
 
 // WindowResult is how one window of a workflow ended: one run of its tasks.
 type WindowResult struct {
+	// RunID and Attempt are set on every run's result (left out of the JSON of a window that
+	// did not run: ldp apply -o json lists waiting and stale windows too).
 	Workflow string     `json:"workflow"`
 	Window   string     `json:"logical_window"`
-	RunID    string     `json:"run_id"`
-	Attempt  int        `json:"attempt"`
+	RunID    string     `json:"run_id,omitempty"`
+	Attempt  int        `json:"attempt,omitempty"`
 	Status   v1.Outcome `json:"status"`
 	// Env is the environment the window ran in; "" is main.
 	Env   string       `json:"env,omitempty"`
@@ -238,6 +240,15 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	return res
 }
 
+// staleConsumed are the upstream keys a stale window's re-run consumes (its replace key is
+// made with them), nil for any other run: a plain replace keeps its key.
+func staleConsumed(o RunOptions) []string {
+	if p := o.Plan; o.Replace && p != nil && len(p.Stale) > 0 && p.Action == v1.ActionReplace {
+		return p.Consumed
+	}
+	return nil
+}
+
 // runTask runs one task with its retry policy: the same task run id, the attempt counting up.
 func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, t v1.Task, w v1.LogicalWindow, o RunOptions, upstreamWrote bool, tr *TaskResult) {
 	kind := tasks.Lookup(t.Kind())
@@ -251,7 +262,7 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 		tr.Attempts = n
 		rec.Record(ctx, ledger.TaskStartedPayload{Task: t.ID, Kind: t.Kind(), TaskRunID: tr.RunID, TaskAttempt: attempt})
 		tc := tasks.TaskContext{Spec: wf.spec(t), Workflow: wf.Name, Ledger: wf.Ledger, Window: w, RunID: tr.RunID, Attempt: attempt,
-			Replace: o.Replace, Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote, Env: r.env(),
+			Replace: o.Replace, StaleConsumed: staleConsumed(o), Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote, Env: r.env(),
 			Environment:     wf.Env,
 			LastFingerprint: func() string { return lastBuild(wf.Ledger, wf.Name, wf.Env, w.String(), t.ID) }}
 		out, err := kind.Run(ctx, tc)

@@ -214,7 +214,9 @@ func addUpstreams(ups []UpstreamObject, base string, refs []v1.Upstream) ([]Upst
 }
 
 // Planning is the upstream as planning sees it: its windows that overlap a window, and the key
-// of each on its table's main.
+// of each. The plan looks the keys up where the object's own are observed (Observer.Observe):
+// on the table's main, or in an environment on its branch of the table where it has written
+// it and on main where it has not.
 func (u UpstreamObject) Planning() reconcile.Upstream {
 	p, ws := u.Pipeline, u.Window
 	return reconcile.Upstream{Name: p.Identifier, File: u.File, Size: ws.Size, Zone: ws.Location.String(), Target: p.TargetIdentity(),

@@ -13,8 +13,10 @@ import (
 type Upstream struct {
 	// Name and File name the upstream object; Size and Zone are its window's, for people.
 	Name, File, Size, Zone string
-	// Target is the identity of the table whose main holds the upstream's keys, and Key the
-	// upstream's idempotency key of one of its windows.
+	// Target is the identity of the table whose main holds the upstream's keys (in an
+	// environment, the keys observed on its branch of the table where it has written it, else
+	// main's: the observer reads them, this rule only looks them up), and Key the upstream's
+	// idempotency key of one of its windows.
 	Target string
 	Key    func(v1.LogicalWindow) string
 	// Windows are the upstream's windows that overlap a window of this object (its size is

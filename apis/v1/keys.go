@@ -62,6 +62,22 @@ func ReplaceKey(key, specHash string) string {
 	return k
 }
 
+// StaleReplaceKey is the key under which a stale window runs again (ldp apply --stale): its
+// replace key made with the upstream keys the run consumes, sha256 of the canonical JSON of
+// ["ldp/v1", "replace", key, specHash, consumed] (consumed sorted, as the plan gives it). A
+// plain replace key would be on main after the first stale re-run, so a second re-run of the
+// same window (the upstream replaced again) would skip it without new rows; this key is new
+// for each new upstream state, and the same for a re-run retried over the same state, so each
+// state re-runs the window once. ReplaceKey and IdempotencyKey are unchanged by it.
+func StaleReplaceKey(key, specHash string, consumed []string) string {
+	cs := make([]any, len(consumed))
+	for i, c := range consumed {
+		cs[i] = c
+	}
+	k, _ := hashCanonical([]any{APIVersion, "replace", key, specHash, cs})
+	return k
+}
+
 // WindowKeys are the keys that vouch for the window of idempotency key key, in the order to
 // look for them: the key itself, then its replace key under each of specHashes (the spec hashes
 // main carries). A window first loaded by a replace is loaded: running it again under its own

@@ -162,3 +162,23 @@ func TestDelayKeepsTheSpecHash(t *testing.T) {
 		t.Error("the window column does not change the spec hash")
 	}
 }
+
+// TestStaleReplaceKey: a stale re-run's key is new for each upstream state and the same for
+// the same state, and never the window's plain replace key (which a first re-run left on main).
+func TestStaleReplaceKey(t *testing.T) {
+	const key, hash = "k", "h"
+	a := StaleReplaceKey(key, hash, []string{"u1", "u2"})
+	if again := StaleReplaceKey(key, hash, []string{"u1", "u2"}); a != again {
+		t.Fatalf("the same consumed keys gave %s then %s", a, again)
+	}
+	if b := StaleReplaceKey(key, hash, []string{"u1", "u3"}); a == b {
+		t.Fatalf("another upstream state gave the same key %s", a)
+	}
+	if r := ReplaceKey(key, hash); a == r {
+		t.Fatalf("the stale key is the plain replace key %s", r)
+	}
+	// The formula, pinned: sha256 of the canonical JSON, as another implementation would make it.
+	if want := "402e38663239e92142138f96017ce643b205edbaef8d6ac048353754f23a13a5"; a != want {
+		t.Fatalf(`StaleReplaceKey = %s, want sha256(["ldp/v1","replace","k","h",["u1","u2"]]) = %s`, a, want)
+	}
+}

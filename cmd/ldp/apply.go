@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -46,10 +48,7 @@ func (o *applyOptions) Run(ctx context.Context, s *streams) error {
 		return badObjects(res)
 	}
 	if o.out.JSON() {
-		if results == nil {
-			results = []*controllers.WindowResult{}
-		}
-		if err := writeJSON(s.Out, results); err != nil {
+		if err := writeJSON(s.Out, applyRows(res, results)); err != nil {
 			return err
 		}
 	}
@@ -101,6 +100,10 @@ which; an upstream in the same apply runs first. A published window whose upstre
 replaced under a new key since is stale: apply shows it and leaves it alone, and --stale runs
 it again under its replace key.
 
+With -o json, apply prints one row per window, sorted by object and window: each run's result,
+and each window that did not run because it waits for its upstream windows (status "waiting",
+with "waiting" as ldp diff -o json gives it) or is stale (status "stale", with "stale").
+
 Without --window or --from, the windows are those due by each schedule at now.
 
 With --env NAME every object runs in environment NAME: each task publishes into NAME's
@@ -114,7 +117,8 @@ Exit status: 0 success, 1 a task failed, 3 only a data gate held something back.
   ldp apply -f config/
   ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-08 --dry-run
   ldp apply -f workflow.json --from 2026-08-01 --to 2026-08-06 --env dev
-  ldp apply -f config/ --from 2026-08-01 --to 2026-08-08 --stale`,
+  ldp apply -f config/ --from 2026-08-01 --to 2026-08-08 --stale
+  ldp apply -f config/ --from 2026-08-01 --to 2026-08-08 -o json`,
 		Args: cobra.NoArgs,
 		RunE: runVerb(o, s),
 	}
@@ -139,4 +143,47 @@ func printResult(s *streams, res *controllers.WindowResult) {
 		}
 		fmt.Fprintln(s.Out, line)
 	}
+}
+
+// applyRow is one window of ldp apply -o json: a run's result, or a window that did not run
+// because it waits for its upstream windows (status "waiting", with what it waits for) or is
+// stale (status "stale", with the upstream windows replaced since it ran), as ldp diff -o json
+// shows them.
+type applyRow struct {
+	*controllers.WindowResult
+	// Status shadows the result's: a window that did not run has no run outcome.
+	Status  string              `json:"status"`
+	Waiting []controllers.Wait  `json:"waiting,omitempty"`
+	Stale   []controllers.Stale `json:"stale,omitempty"`
+}
+
+// applyRows are the results of the runs and the windows that waited or were stale and did
+// not run, sorted by object, window and environment (never null: an empty apply is []).
+func applyRows(res *controllers.FolderResult, results []*controllers.WindowResult) []applyRow {
+	rows := make([]applyRow, 0, len(results))
+	for _, r := range results {
+		rows = append(rows, applyRow{WindowResult: r, Status: string(r.Status)})
+	}
+	for _, obj := range res.Objects {
+		env := ""
+		if obj.WF != nil {
+			env = obj.WF.Env
+		}
+		for _, wp := range obj.Windows {
+			row := applyRow{WindowResult: &controllers.WindowResult{Workflow: obj.Name, Window: wp.Window.String(), Env: env, Tasks: []controllers.TaskResult{}}}
+			switch {
+			case wp.WaitsUpstream():
+				row.Status, row.Waiting = "waiting", wp.Waiting
+			case len(wp.Stale) > 0 && !wp.Runs():
+				row.Status, row.Stale = "stale", wp.Stale
+			default:
+				continue
+			}
+			rows = append(rows, row)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b applyRow) int {
+		return cmp.Or(cmp.Compare(a.Workflow, b.Workflow), cmp.Compare(a.Window, b.Window), cmp.Compare(a.Env, b.Env))
+	})
+	return rows
 }

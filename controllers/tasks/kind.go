@@ -56,6 +56,9 @@ type TaskContext struct {
 	RunID    string
 	Attempt  int
 	Replace  bool
+	// StaleConsumed, on the re-run of a stale window (Replace, ldp apply --stale), are the
+	// upstream keys the run consumes: its replace key is made with them (v1.StaleReplaceKey).
+	StaleConsumed []string
 	// Group, when set, lets the task's publish share a catalog commit with other windows.
 	Group *lake.Group
 	// Sniffs, when set, are the CSV layouts the windows of a backfill share.

@@ -72,7 +72,8 @@ func (pipelineKind) Plan(context.Context, Spec, v1.LogicalWindow) (Plan, error) 
 func (pipelineKind) Run(ctx context.Context, tc TaskContext) (Output, error) { return publish(ctx, tc) }
 
 // publish runs the task's pipeline for the window, under its key (a replace under the key of
-// the spec's hash, by overwrite).
+// the spec's hash, by overwrite; a stale window's re-run under that key made with the upstream
+// keys it consumes).
 func publish(ctx context.Context, tc TaskContext) (Output, error) {
 	p := tc.Pipeline
 	if p == nil {
@@ -93,6 +94,9 @@ func publish(ctx context.Context, tc TaskContext) (Output, error) {
 			return nil, err
 		}
 		opts.Key = v1.ReplaceKey(p.IdempotencyKey(tc.Window), hash)
+		if len(tc.StaleConsumed) > 0 {
+			opts.Key = v1.StaleReplaceKey(p.IdempotencyKey(tc.Window), hash, tc.StaleConsumed)
+		}
 		opts.Mode = v1.WriteOverwrite
 	}
 	res, err := pipeline.Run(ctx, p, opts)
