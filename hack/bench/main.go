@@ -654,18 +654,41 @@ This run's changes, each measured before and after (commit messages):
 
 ## Goals not met: what the profile shows and what would close it
 
-Read on 2026-12-02 from this run and CPU profiles of the same backfills. Two fixes made after
-a first run the same day (at 547806d) met issue 27's goals here: that run's profile of the
-10,000-hour backfill spent 34% of its CPU clearing dead runs' scratch folders (a scan of the
-warehouse's scratch area, each other folder's owner record read, before every window's
-scratch folder: now once a minute a process), which had made the last 500 windows 2.89x the
-first; and with that gone the backfill committed fast enough that the minute superseded
-metadata files are kept for readers held 2,331 files under metadata/ (now the newest 100
-within the minute). This run: 1.07x, 1,310 files; 20,000 windows through the publish path
-0.86x, 1,412 files.
+Read on 2026-12-02 from this run (cbd739d, a quiet machine). Met since the last run: backfill
+132 /s (goal 100: scratch folders only when needed, linked files straight into data/, expiry
+reading each manifest list once, the manifest entry schema cached in iceberg-go, GOGC=200 for
+a backfill), ` + "`ldp query`" + ` 1.01x (a slim bin/ldp without Kubernetes' packages, iceberg-go's Avro
+schemas built on first use, DuckDB started while the spec is read), memory at 10 M rows 1.03x,
+the 100,000-window publish path 0.82x. Missed, each with what is known:
 
-- **Backfill, 1,000 daily windows (89.8 /s, goal 100)**: a group of ten windows is read,
-  staged and checked together (one ` + "`read_csv`" + ` over the group's drop files, the checks as one
+- **Backfill against d0dceec (3.15x, goal 3.5x)**: d0dceec ran 39-45 /s here, this ldp 130-160
+  /s. The last profile (700 daily windows, before this run): the serial commit 29% (each
+  window's manifest list 8% and manifest 5%, mostly creating their files: a new file costs
+  this machine's ext4 0.44-0.74 ms of CPU; metadata.json encoded once per group of ten but
+  with the whole retained history, 8%, iceberg-go compacting each snapshot's and summary's
+  JSON again at every level), DuckDB's COPY of each group 14%, garbage collection 6%, the
+  ledger 4.5%, the key index 4.4%. Next: encode retained snapshots once (an iceberg-go patch),
+  one ledger append per group.
+- **10,000 hourly windows through the CLI, last 500 over first 500 (1.41x, goal 1.3x)**: 7.20 ms
+  against 5.11 ms. The last run had 11.1 ms against 10.3 ms (1.07x): the fixed cost of a window
+  fell by half and what grows with the retained history (up to 501 snapshots, 506 KiB of
+  metadata.json encoded and written each commit) did not, so the ratio rose while every window
+  got faster. Not profiled yet per phase; the metadata.json encoding above is the first
+  suspect.
+- **Files under metadata/ after 100,000 windows through the publish path (2,129, goal 2,000)**:
+  1,515 of them are manifests for 501 snapshots kept (56 metadata.json, 57 Puffin key index
+  files, 501 manifest lists): manifests outlive the snapshots they were written for when a
+  later snapshot still lists them, so their number grows with the manifests per snapshot, not
+  with the snapshots. What would close it: merging small manifests on commit
+  (` + "`commit.manifest-merge.enabled`" + ` or ldp's own rewrite in the expiry slab).
+- **` + "`ldp diff`" + ` over 1,000 specs (1.30x, goal 1.3x)**: 0.68 s against validate's 0.52 s, at the
+  limit; the last run gave 1.17x with both slower. Not profiled in this run.
+- **Ingest (1.17x unpartitioned, 1.29x day-partitioned, goal 1.15x)**: a CSV read alone is now
+  sniffed once (paired: 0.89x CPU). What is left above DuckDB's COPY is the checks' scan, about
+  0.22 s of CPU for 1 M rows, the ` + "`unique`" + ` count 0.15 s of it; the day-partitioned load adds
+  the split of the staged file by partition. What would close it: checks read from the Parquet
+  footer's statistics where a check needs no more, so only unique and accepted_values scan.
+` + "`read_csv`" + ` over the group's drop files, the checks as one
   aggregate grouped by file): about 0.4 DuckDB statements a window, from 10.8. The profile of
   the same 1,000 windows: iceberg-go's snapshot production (each window's manifest written 11%,
   the commit 8%), JSON encoding of metadata and the ledger (9%), garbage collection (8%). What
