@@ -14,12 +14,7 @@ import (
 )
 
 func TestSourcesAndAtomicWrite(t *testing.T) {
-	ctx := context.Background()
-	db, err := engine.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	ctx, db := openDB(t)
 	dir := t.TempDir()
 	files := map[string]string{
 		"a.csv":    "id,city\n1,NYC\n2,BKK\n",
@@ -108,4 +103,16 @@ func bigCSV() string {
 		fmt.Fprintf(&b, "%d,NYC\n", i)
 	}
 	return b.String()
+}
+
+// openDB opens an embedded DuckDB database for a test, closed when the test ends.
+func openDB(t *testing.T) (context.Context, *engine.DB) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := engine.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return ctx, db
 }

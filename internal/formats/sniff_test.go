@@ -1,7 +1,6 @@
 package formats
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,19 +8,13 @@ import (
 	"time"
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
-	"github.com/ldp-dev/ldp/internal/engine"
 )
 
 // TestSniffedSourceReadsAsTheSniffer: a file with dates in a layout of its own (day/month/year)
 // and a semicolon dialect, read through what Sniff found of another file of the same layout,
 // gives the rows and types Source gives it; a DOUBLE column is left to Read (not ok).
 func TestSniffedSourceReadsAsTheSniffer(t *testing.T) {
-	ctx := context.Background()
-	db, err := engine.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	ctx, db := openDB(t)
 	dir := t.TempDir()
 	a, b, c := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv"), filepath.Join(dir, "c.csv")
 	os.WriteFile(a, []byte("id;day;name\n1;31/01/2024;x\n2;29/02/2024;y\n"), 0o644)
@@ -61,12 +54,7 @@ func TestSniffedSourceReadsAsTheSniffer(t *testing.T) {
 // integers too large for BIGINT, which Read makes DECIMAL(38,0), and a column of zoned
 // timestamps, which Read reads value by value, are left to Read (not ok).
 func TestSniffAloneKeepsWhatReadKeeps(t *testing.T) {
-	ctx := context.Background()
-	db, err := engine.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	ctx, db := openDB(t)
 	dir := t.TempDir()
 	mixed, huge, zoned := filepath.Join(dir, "mixed.csv"), filepath.Join(dir, "huge.csv"), filepath.Join(dir, "zoned.csv")
 	os.WriteFile(mixed, []byte("id,\"the, name\",fare,day\n1,\"Smith, J\",2.5,31/01/2024\n2,,,29/02/2024\n3,\"x\"\"y\",7,\n"), 0o644)
