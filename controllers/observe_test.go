@@ -24,14 +24,7 @@ func TestFoldReadsBothWindowShapes(t *testing.T) {
 		`{"type":"task.finished","run_id":"r2","attempt":1,"seq":1,"payload":{"attempts":1,"error":"no file","failed_checks":["n"],"kind":"pipeline","retriable":false,"retry_at":"2026-08-03T02:10:00Z","status":"failed","task":"load","task_attempt":3,"task_run_id":"r2/load"}}`,
 		`{"type":"workflow.finished","run_id":"r2","attempt":1,"seq":2,"payload":{"logical_window":{"end":"2026-08-02T00:00:00Z","start":"2026-08-01T00:00:00Z"},"status":"failed","tasks":{"load":"failed"},"workflow":"daily"}}`,
 	}, "\n") + "\n"
-	path := filepath.Join(t.TempDir(), "events.jsonl")
-	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, err := new(Observer).ledger(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, path := observeLedger(t, lines)
 	events, _, err := ledger.Read(path)
 	if err != nil {
 		t.Fatal(err)
@@ -62,14 +55,7 @@ func TestFoldKeepsEnvironmentsApart(t *testing.T) {
 		`{"type":"task.finished","run_id":"d1","attempt":1,"seq":1,"payload":{"attempts":1,"error":"","fingerprint":"fp-dev","kind":"dbt","status":"succeeded","task":"load","task_attempt":1,"task_run_id":"d1/load"}}`,
 		`{"type":"workflow.finished","run_id":"d1","attempt":1,"seq":2,"payload":{"env":"dev","logical_window":{"end":"2026-08-02T00:00:00Z","start":"2026-08-01T00:00:00Z"},"status":"succeeded","tasks":{"load":"succeeded"},"workflow":"daily"}}`,
 	}, "\n") + "\n"
-	path := filepath.Join(t.TempDir(), "events.jsonl")
-	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, err := new(Observer).ledger(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := observeLedger(t, lines)
 	if lr := st.fold.lastRuns("daily", "")[aug1.Key()]; lr.RunID != "m1" || lr.Tasks["load"] != v1.Failed || lr.Finished {
 		t.Errorf("main's last run %+v, want m1, failed, unfinished", lr)
 	}
@@ -96,4 +82,18 @@ func TestFoldKeepsEnvironmentsApart(t *testing.T) {
 	if _, err := (&Object{}).InEnv("Dev"); err == nil {
 		t.Error("InEnv of a bad name: no error")
 	}
+}
+
+// observeLedger writes lines as a ledger file and observes it as a reconcile does.
+func observeLedger(t *testing.T, lines string) (*ledgerState, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := new(Observer).ledger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, path
 }
