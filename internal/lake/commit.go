@@ -193,7 +193,19 @@ func writeMetadata(meta table.Metadata, fsys icebergio.WriteFileIO, loc string) 
 		}()
 		w = gz
 	}
-	return json.NewEncoder(w).Encode(meta)
+	// The metadata's own encoding is compact already (iceberg-go's json.Marshal, its snapshots
+	// appended each encoded once: docs/upstream/iceberg-go-snapshot-json.md). json.Encoder
+	// would scan and copy all of it again (about 500 KB at 500 snapshots), for the same bytes.
+	m, ok := meta.(json.Marshaler)
+	if !ok {
+		return json.NewEncoder(w).Encode(meta)
+	}
+	b, err := m.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // One catalog commit per batch. A batch that adds only snapshots (no schema union) is not

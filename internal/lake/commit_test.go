@@ -1,8 +1,11 @@
 package lake
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +192,72 @@ func checkSwapConflict(t *testing.T, open opener) {
 		if strings.HasSuffix(e.Name(), ".metadata.json") && !known[p] {
 			t.Errorf("metadata file %s of the lost commit left behind", e.Name())
 		}
+	}
+}
+
+// TestMetadataFileEncoding: the metadata.json a commit writes is what json.Encoder writes for
+// that metadata, byte for byte, as retained snapshots are re-used from the encoding cache
+// (docs/upstream/iceberg-go-snapshot-json.md) and expired ones leave it: compact JSON, HTML
+// characters escaped, the snapshots last and each as iceberg-go's Snapshot.MarshalJSON writes
+// it, and a new process parses back every snapshot with its summary.
+func TestMetadataFileEncoding(t *testing.T) {
+	f := newFixture(t)
+	f.batch(t, rideCols, rideVals)
+	f.publish(t, PublishOptions{Key: "k0", RunID: "r<&>0"})
+	if err := f.cat.commit(f.ctx, f.ref, nil, []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{MaxSnapshotsProp: "3", ExpireSlabProp: "1"})}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 6; i++ {
+		f.publish(t, PublishOptions{Key: fmt.Sprintf("k%d", i), RunID: fmt.Sprintf("r<&>%d", i), WriteOptions: WriteOptions{SnapshotProps: map[string]string{WindowProp: fmt.Sprintf("w\u2028%d", i)}}})
+		tbl, err := f.cat.Load(f.ctx, f.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.ReadFile(localPath(tbl.MetadataLocation()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := json.NewEncoder(&want).Encode(tbl.Metadata()); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(file, want.Bytes()) {
+			t.Fatalf("publish %d: metadata.json differs from json.Encoder's encoding of its metadata:\n%s\nwant\n%s", i, file, want.Bytes())
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, file); err != nil || !bytes.Equal(compact.Bytes(), bytes.TrimSuffix(file, []byte("\n"))) {
+			t.Fatalf("publish %d: metadata.json is not compact JSON (%v)", i, err)
+		}
+		snaps := tbl.Metadata().Snapshots()
+		list, err := json.Marshal(snaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasSuffix(file, append(append([]byte(`,"snapshots":`), list...), "}\n"...)) {
+			t.Fatalf("publish %d: metadata.json does not end with its %d snapshots as Snapshot.MarshalJSON writes them", i, len(snaps))
+		}
+		if bytes.Contains(file, []byte("<&>")) || !bytes.Contains(file, []byte(`r\u003c\u0026\u003e`)) || !bytes.Contains(file, []byte(`w\u2028`)) {
+			t.Fatalf("publish %d: metadata.json does not escape as encoding/json does", i)
+		}
+		parsed, err := table.ParseMetadataBytes(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := parsed.Snapshots()
+		if len(got) != len(snaps) {
+			t.Fatalf("publish %d: %d snapshots parsed back, want %d", i, len(got), len(snaps))
+		}
+		for j := range got {
+			if !got[j].Equals(snaps[j]) || got[j].Summary.Properties[RunIDProp] != snaps[j].Summary.Properties[RunIDProp] {
+				t.Fatalf("publish %d: snapshot %d parsed back as %+v, want %+v", i, j, got[j], snaps[j])
+			}
+		}
+	}
+	tbl, err := f.cat.Load(f.ctx, f.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tbl.Metadata().Snapshots()); n > 5 {
+		t.Errorf("%d snapshots after seven publishes with a retention of 3: expiry never ran, so the cache's removal path was not tested", n)
 	}
 }

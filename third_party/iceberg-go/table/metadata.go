@@ -431,6 +431,7 @@ type MetadataBuilder struct {
 	props              iceberg.Properties
 	snapshotList       []Snapshot
 	snapshotIndex      *snapshotIndexData // Derived from snapshotList; not serialized.
+	snapshotJSON       *snapshotJSONCache // Encoded snapshots, shared with the base; not serialized.
 	currentSnapshotID  *int64
 	snapshotLog        []SnapshotLogEntry
 	metadataLog        []MetadataLogEntry
@@ -465,6 +466,7 @@ func NewMetadataBuilder(formatVersion int) (*MetadataBuilder, error) {
 		partitionSpecIndex: buildPartitionSpecIndex(nil),
 		props:              make(iceberg.Properties),
 		snapshotList:       make([]Snapshot, 0),
+		snapshotJSON:       newSnapshotJSONCache(),
 		snapshotIndex:      buildSnapshotIndex(nil),
 		snapshotLog:        make([]SnapshotLogEntry, 0),
 		metadataLog:        make([]MetadataLogEntry, 0),
@@ -532,6 +534,10 @@ func MetadataBuilderFromBase(metadata Metadata, currentFileLocation string) (*Me
 			b.encryptionKeyList = cloneEncryptionKeys(common.EncryptionKeyList)
 		}
 		b.snapshotIndex = buildSnapshotIndex(b.snapshotList)
+		b.snapshotJSON = common.snapshotJSON
+		if b.snapshotJSON == nil {
+			b.snapshotJSON = newSnapshotJSONCache()
+		}
 		if metadata.Version() > 1 {
 			seq := metadata.LastSequenceNumber()
 			b.lastSequenceNumber = &seq
@@ -626,6 +632,7 @@ func (b *MetadataBuilder) clone() *MetadataBuilder {
 		lastPartitionID:      clonePtr(b.lastPartitionID),
 		props:                maps.Clone(b.props),
 		snapshotList:         slices.Clone(b.snapshotList),
+		snapshotJSON:         b.snapshotJSON,
 		currentSnapshotID:    clonePtr(b.currentSnapshotID),
 		snapshotLog:          slices.Clone(b.snapshotLog),
 		metadataLog:          slices.Clone(b.metadataLog),
@@ -1541,6 +1548,7 @@ func (b *MetadataBuilder) buildCommonMetadata() (*commonMetadata, error) {
 		Props:              b.props,
 		SnapshotList:       b.snapshotList,
 		snapshotIndex:      b.snapshotIndex,
+		snapshotJSON:       b.snapshotJSON,
 		CurrentSnapshotID:  b.currentSnapshotID,
 		SnapshotLog:        b.snapshotLog,
 		MetadataLog:        b.metadataLog,
@@ -2286,6 +2294,7 @@ type commonMetadata struct {
 	partitionSpecIndex *partitionSpecIndexData
 	snapshotIndex      *snapshotIndexData
 	deferredSnapshots  *deferredSnapshotState
+	snapshotJSON       *snapshotJSONCache
 }
 
 func (c *commonMetadata) metadataBuilderCommon() *commonMetadata { return c }
@@ -3210,13 +3219,14 @@ func (m metadataV1) MarshalJSON() ([]byte, error) {
 
 	type Alias metadataV1
 
-	return json.Marshal(&struct {
+	// The snapshots are left out here and appended last, each encoded once
+	// per lineage of commits (snapshot_json.go).
+	return marshalWithSnapshots(&struct {
 		*Alias
 		SnapshotList []Snapshot `json:"snapshots,omitempty"`
 	}{
-		Alias:        (*Alias)(&m),
-		SnapshotList: snapshots,
-	})
+		Alias: (*Alias)(&m),
+	}, m.snapshotJSON, snapshots)
 }
 
 func (m *metadataV1) ToV2() metadataV2 {
@@ -3308,13 +3318,14 @@ func (m metadataV2) MarshalJSON() ([]byte, error) {
 
 	type Alias metadataV2
 
-	return json.Marshal(&struct {
+	// The snapshots are left out here and appended last, each encoded once
+	// per lineage of commits (snapshot_json.go).
+	return marshalWithSnapshots(&struct {
 		*Alias
 		SnapshotList []Snapshot `json:"snapshots,omitempty"`
 	}{
-		Alias:        (*Alias)(&m),
-		SnapshotList: snapshots,
-	})
+		Alias: (*Alias)(&m),
+	}, m.snapshotJSON, snapshots)
 }
 
 func (m *metadataV2) validate() error {
@@ -3433,15 +3444,14 @@ func (m metadataV3) MarshalJSON() ([]byte, error) {
 	// doesn't recurse back into this function via the embedded pointer.
 	type Alias metadataV3
 
-	return json.Marshal(&struct {
+	return marshalWithSnapshots(&struct {
 		*Alias
 		CurrentSnapshotID *int64     `json:"current-snapshot-id"`
 		SnapshotList      []Snapshot `json:"snapshots,omitempty"`
 	}{
 		Alias:             (*Alias)(&m),
 		CurrentSnapshotID: m.CurrentSnapshotID,
-		SnapshotList:      snapshots,
-	})
+	}, m.snapshotJSON, snapshots)
 }
 
 func (m *metadataV3) validate() error {
