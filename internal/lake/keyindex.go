@@ -558,6 +558,12 @@ func indexUpdates(ctx context.Context, tbl *table.Table, a *mainKeys, staged []*
 // initSnapshot is the table's empty ldp.init snapshot, nil when it has none (created by
 // another engine, or expired by one).
 func initSnapshot(tbl *table.Table) *table.Snapshot {
+	// The tag the base is attached under names it: one lookup, where the scan below copies
+	// every retained snapshot with its summary (500 of them at the default retention) at
+	// every publish.
+	if s := tbl.Metadata().SnapshotByName(KeyIndexTag); s != nil && s.Summary != nil && s.Summary.Properties[InitProp] == "true" {
+		return s
+	}
 	for _, s := range tbl.Metadata().Snapshots() {
 		if s.Summary != nil && s.Summary.Properties[InitProp] == "true" {
 			return tbl.SnapshotByID(s.SnapshotID)

@@ -571,10 +571,8 @@ func (c *Catalog) fence(ctx context.Context, ref Ref, runID string, attempt int)
 // fenceAnchor is the snapshot fence tags point at: the table's empty ldp.init base if it is
 // still there (a tag keeps its snapshot's files alive), else main's head.
 func fenceAnchor(tbl *table.Table) int64 {
-	for _, s := range tbl.Metadata().Snapshots() {
-		if s.Summary != nil && s.Summary.Properties[InitProp] == "true" {
-			return s.SnapshotID
-		}
+	if s := initSnapshot(tbl); s != nil {
+		return s.SnapshotID
 	}
 	return tbl.CurrentSnapshot().SnapshotID
 }
