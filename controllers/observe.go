@@ -419,7 +419,9 @@ func (o *Observer) History(wf *Object) (map[v1.WindowKey][]reconcile.LastRun, er
 func (f *runFold) lastRuns(workflow, env string) map[v1.WindowKey]reconcile.LastRun {
 	out := map[v1.WindowKey]reconcile.LastRun{}
 	for w, runs := range f.history(workflow, env) {
-		out[w] = runs[len(runs)-1]
+		last := runs[len(runs)-1]
+		last.PublishedFrom = reconcile.PublishedFrom(runs)
+		out[w] = last
 	}
 	return out
 }

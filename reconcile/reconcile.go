@@ -82,6 +82,25 @@ type LastRun struct {
 	// (Consumed); nil for a run of an object without upstreams, or written before ldp
 	// recorded them, which is never stale.
 	Consumed []string
+	// PublishedFrom are the upstream keys the window's rows on main were made from: the
+	// Consumed of the last of its runs that succeeded, this one or an earlier one
+	// (PublishedFrom). Staleness is judged by them, not by Consumed: a re-run that failed
+	// published nothing, so the keys it consumed are in no row (issue 32).
+	PublishedFrom []string
+}
+
+// PublishedFrom is the rule of which run a window's staleness is judged by: of a window's
+// runs, oldest first, the last that finished and succeeded (its tasks done) published the
+// rows on main, so its consumed upstream keys are what they were made from. A run that
+// failed, was blocked or never finished after it changed no row; nil when no run succeeded,
+// or the one that did recorded nothing (an older ldp), which is never stale.
+func PublishedFrom(history []LastRun) []string {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Outcome() == v1.Succeeded {
+			return history[i].Consumed
+		}
+	}
+	return nil
 }
 
 // Outcome folds the run's task outcomes: failed over blocked over succeeded (upstream_failed

@@ -119,13 +119,14 @@ func Consumed(ups []Upstream, w v1.LogicalWindow, obs Observed) []string {
 }
 
 // StaleUpstream is the rule of staleness: a published window is stale when an upstream window
-// it overlaps is on main under a key its last run did not consume (the upstream was replaced:
-// ldp backfill --replace under a changed spec, or a changed key), so its rows were made from
-// the upstream's old data. Each new key makes it stale once: the run that replaces it
-// consumes that key. A last run that recorded nothing (no upstreams then, or an older ldp)
-// says nothing, and the window is not stale.
+// it overlaps is on main under a key the run that published it did not consume
+// (last.PublishedFrom: the last run that succeeded, so a failed re-run does not hide it; the
+// upstream was replaced: ldp backfill --replace under a changed spec, or a changed key), so
+// its rows were made from the upstream's old data. Each new key makes it stale once: the run
+// that replaces it, once it succeeds, consumed that key. A run that recorded nothing (no
+// upstreams then, or an older ldp) says nothing, and the window is not stale.
 func StaleUpstream(ups []Upstream, w v1.LogicalWindow, obs Observed, last *LastRun) []Stale {
-	if last == nil || last.Consumed == nil {
+	if last == nil || last.PublishedFrom == nil {
 		return nil
 	}
 	var out []Stale
@@ -133,7 +134,7 @@ func StaleUpstream(ups []Upstream, w v1.LogicalWindow, obs Observed, last *LastR
 		st := Stale{Upstream: u.Name, File: u.File, Size: u.Size, Timezone: u.Zone}
 		for _, uw := range u.Windows(w) {
 			for _, k := range publishedKeys(u, uw, obs) {
-				if _, seen := slices.BinarySearch(last.Consumed, k); !seen {
+				if _, seen := slices.BinarySearch(last.PublishedFrom, k); !seen {
 					st.Replaced = append(st.Replaced, uw)
 					st.ReplacedStarts = append(st.ReplacedStarts, v1.FormatInstant(uw.Start))
 					break
@@ -146,3 +147,4 @@ func StaleUpstream(ups []Upstream, w v1.LogicalWindow, obs Observed, last *LastR
 	}
 	return out
 }
+

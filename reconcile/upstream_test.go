@@ -149,10 +149,19 @@ func TestWaitsEachUpstream(t *testing.T) {
 	}
 }
 
+// lastOf is the last of runs as the observer folds it: with the consumed keys of the last
+// run that succeeded.
+func lastOf(runs ...LastRun) LastRun {
+	last := runs[len(runs)-1]
+	last.PublishedFrom = PublishedFrom(runs)
+	return last
+}
+
 // TestStaleUpstream: a published day whose run consumed its 24 hours is stale once an hour is
 // on main under a key the run did not consume (a replace), shown and left alone, replaced by
-// Stale; the run that replaces it consumes the new key, after which it is not stale. A run
-// that recorded nothing is never stale.
+// Stale; a re-run that fails (its checks, say) publishes nothing and leaves it stale; the run
+// that replaces it consumes the new key, after which it is not stale. A run that recorded
+// nothing is never stale.
 func TestStaleUpstream(t *testing.T) {
 	u := hourly()
 	daily := Object{Name: "daily_clicks", Tasks: []Task{keyed("daily_clicks", "t:daily")}, Upstreams: []Upstream{u}}
@@ -164,7 +173,7 @@ func TestStaleUpstream(t *testing.T) {
 		t.Fatalf("consumed %d keys, want 24", len(consumed))
 	}
 	ran := LastRun{RunID: "r1", Attempt: 1, Finished: true, Tasks: map[string]v1.Outcome{"daily_clicks": succeeded}, Consumed: consumed}
-	obs.LastRuns[d1.Key()] = ran
+	obs.LastRuns[d1.Key()] = lastOf(ran)
 	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{}); p[0].Action != Skip || p[0].Stale != nil {
 		t.Fatalf("before any replace: %s, stale %+v", p[0].Action, p[0].Stale)
 	}
@@ -180,25 +189,66 @@ func TestStaleUpstream(t *testing.T) {
 		t.Fatalf("with Stale: %s (%q), consumes %d keys; want replace, 25 keys", p[0].Action, p[0].Tasks[0].Reason, len(p[0].Consumed))
 	}
 
+	// The re-run failed its checks: it recorded the 25 keys it consumed, but its rows never
+	// reached main, so the day is still stale, and --stale still replaces it.
+	rerun := LastRun{RunID: "r2", Attempt: 1, Finished: true, Tasks: map[string]v1.Outcome{"daily_clicks": blocked}, Consumed: p[0].Consumed}
+	obs.LastRuns[d1.Key()] = lastOf(ran, rerun)
+	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{}); p[0].State != v1.StatePublished || p[0].Action != Skip || len(p[0].Stale) != 1 {
+		t.Fatalf("after a failed re-run: %s %s, stale %+v; want published, skip, stale", p[0].State, p[0].Action, p[0].Stale)
+	}
+	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{Stale: true}); p[0].Action != Replace || p[0].Tasks[0].Reason != ReasonStale {
+		t.Fatalf("after a failed re-run, with Stale: %s (%q); want replace", p[0].Action, p[0].Tasks[0].Reason)
+	}
+
 	// The replace ran and consumed the new key: no longer stale.
-	ran.Consumed = p[0].Consumed
-	obs.LastRuns[d1.Key()] = ran
+	good := LastRun{RunID: "r3", Attempt: 1, Finished: true, Tasks: map[string]v1.Outcome{"daily_clicks": succeeded}, Consumed: p[0].Consumed}
+	obs.LastRuns[d1.Key()] = lastOf(ran, rerun, good)
 	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{Stale: true}); p[0].Action != Skip || p[0].Stale != nil {
 		t.Fatalf("after the replace ran: %s, stale %+v", p[0].Action, p[0].Stale)
 	}
 
 	// A run that recorded no upstream keys (an older ldp) is never stale.
 	ran.Consumed = nil
-	obs.LastRuns[d1.Key()] = ran
+	obs.LastRuns[d1.Key()] = lastOf(ran)
 	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{Stale: true}); p[0].Action != Skip || p[0].Stale != nil {
 		t.Fatalf("a run with nothing recorded: %s, stale %+v", p[0].Action, p[0].Stale)
 	}
 
 	// A stale day whose upstream also lacks an hour waits rather than replaces.
 	ran.Consumed = consumed
-	obs.LastRuns[d1.Key()] = ran
+	obs.LastRuns[d1.Key()] = lastOf(ran)
 	delete(keys["t:clicks"], u.Key(hoursOf(d1)[9]))
 	if p := Plan(daily, []v1.LogicalWindow{d1}, obs, Options{Stale: true}); p[0].Action != v1.ActionWait || !p[0].WaitsUpstream() {
 		t.Fatalf("stale with an hour missing: %s, waiting %+v; want wait", p[0].Action, p[0].Waiting)
 	}
 }
+
+// TestPublishedFrom: staleness is judged by the keys of the last run that succeeded, never by
+// those of a later run that failed, was blocked or did not finish.
+func TestPublishedFrom(t *testing.T) {
+	run := func(finished bool, outcome v1.Outcome, consumed ...string) LastRun {
+		return LastRun{RunID: "r", Attempt: 1, Finished: finished, Tasks: map[string]v1.Outcome{"a": outcome}, Consumed: consumed}
+	}
+	for _, c := range []struct {
+		name    string
+		history []LastRun
+		want    []string
+	}{
+		{"no run", nil, nil},
+		{"one success", []LastRun{run(true, succeeded, "k1")}, []string{"k1"}},
+		{"a skipped duplicate counts as done", []LastRun{run(true, v1.Skipped, "k1")}, []string{"k1"}},
+		{"a failed re-run keeps the success before it", []LastRun{run(true, succeeded, "k1"), run(true, failed, "k1", "k2")}, []string{"k1"}},
+		{"a blocked re-run keeps the success before it", []LastRun{run(true, succeeded, "k1"), run(true, blocked, "k1", "k2")}, []string{"k1"}},
+		{"an unfinished re-run keeps the success before it", []LastRun{run(true, succeeded, "k1"), run(false, succeeded, "k1", "k2")}, []string{"k1"}},
+		{"a later success wins", []LastRun{run(true, succeeded, "k1"), run(true, failed, "k2"), run(true, succeeded, "k2")}, []string{"k2"}},
+		{"never succeeded", []LastRun{run(true, failed, "k1")}, nil},
+		{"the success recorded nothing (an older ldp)", []LastRun{run(true, succeeded), run(true, failed, "k2")}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := PublishedFrom(c.history); !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("PublishedFrom = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+

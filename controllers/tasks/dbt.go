@@ -110,7 +110,7 @@ func (dbtKind) Run(ctx context.Context, tc TaskContext) (Output, error) {
 	skipUnchanged := d.SkipUnchanged == nil || *d.SkipUnchanged
 	b := DbtBuild{Project: filepath.Join(filepath.Dir(tc.File), d.Project), Command: d.Command, Select: d.Select,
 		Exclude: d.Exclude, Vars: d.Vars, Bin: d.DbtBin, Window: tc.Window, RunID: tc.RunID, Attempt: tc.Attempt,
-		Ledger: tc.Ledger, Environment: tc.Environment}
+		Ledger: tc.Ledger, Environment: tc.Environment, StaleConsumed: tc.StaleConsumed}
 	if skipUnchanged && !tc.UpstreamWrote && !tc.Replace {
 		b.LastBuild = tc.LastFingerprint
 	}
@@ -133,6 +133,23 @@ type DbtBuild struct {
 	// LastBuild, when set, is the fingerprint of the window's last build that succeeded: a
 	// build with the same fingerprint is skipped.
 	LastBuild func() string
+	// StaleConsumed, on the re-run of a stale window (ldp apply --stale), are the upstream
+	// keys the run consumes: the models publish under a key made with them, as a pipeline's
+	// stale re-run does (TaskContext.StaleConsumed).
+	StaleConsumed []string
+}
+
+// modelKey is the key a model of build b with fingerprint fp publishes under: a new build of
+// a window (a changed project) publishes again, the same build is found on main and skipped;
+// a stale re-run's key is also made with the upstream keys it consumes, since the build is
+// the same but its sources are not, and under the build's own key it would be skipped as
+// done without the new rows (issue 32).
+func modelKey(b DbtBuild, p *v1.Pipeline, fp string) string {
+	key := p.IdempotencyKey(b.Window)
+	if len(b.StaleConsumed) > 0 {
+		return v1.StaleReplaceKey(key, fp, b.StaleConsumed)
+	}
+	return v1.ReplaceKey(key, fp)
 }
 
 // BuildDbt registers the project's sources, runs dbt with the window as variables, and
@@ -187,9 +204,7 @@ func BuildDbt(ctx context.Context, env Env, b DbtBuild) (DbtOutput, error) {
 		p := modelPipeline(b.Project, cfg, n)
 		opts := pipeline.Options{Window: b.Window, RunID: b.RunID + "/" + n.Name, Attempt: b.Attempt, Log: env.Log, Hook: env.Hook,
 			Sinks: []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: b.Ledger}}}, Version: env.Version, Warn: env.Warn, Now: env.Now, Env: b.Environment,
-			// A new build of a window (a changed project) publishes again; the same build is
-			// found on main and skipped.
-			Key: v1.ReplaceKey(p.IdempotencyKey(b.Window), fp)}
+			Key: modelKey(b, p, fp)}
 		if _, err := pipeline.Run(ctx, p, opts); err != nil {
 			if ldperr.IsDataGate(err) {
 				detail.Published = published
