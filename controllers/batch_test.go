@@ -14,6 +14,7 @@ import (
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/engine"
 	"github.com/ldp-dev/ldp/internal/lake"
+	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 )
 
@@ -309,5 +310,36 @@ func TestBackfillGroupCheckBlocksOneWindow(t *testing.T) {
 	}
 	if rows != (days-1)*10 {
 		t.Errorf("main holds %d rows, want %d", rows, (days-1)*10)
+	}
+}
+
+// TestBackfillWindowLinesLandTogether: a grouped window's ledger lines (its workflow's and its
+// task's run's) are written in one append when it ends, so in the file each window's lines
+// are together, whole and in the order recorded, however its windows interleaved: the 9
+// events of a published window, from workflow.started to workflow.finished.
+func TestBackfillWindowLinesLandTogether(t *testing.T) {
+	dir := t.TempDir()
+	const days = 20
+	wf := batchDrops(t, dir, days, 10, nil)
+	if res := backfillDays(t, wf, days); res.Counts[OutcomePublished] != days {
+		t.Fatalf("counts %v, want %d published", res.Counts, days)
+	}
+	events, warns, err := ledger.Read(wf.Ledger)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("reading the ledger: %v %v", err, warns)
+	}
+	want := []string{"workflow.started", "task.started", "run.started", "run.extracted", "quality.evaluated",
+		"run.published", "run.finished", "task.finished", "workflow.finished"}
+	if len(events) != days*len(want) {
+		t.Fatalf("%d events, want %d", len(events), days*len(want))
+	}
+	for i := 0; i < len(events); i += len(want) {
+		run := events[i].RunID
+		for j, typ := range want {
+			e := events[i+j]
+			if wfRun, _, _ := strings.Cut(e.RunID, "/"); e.Type != typ || wfRun != run {
+				t.Fatalf("line %d: %s of run %s, want %s of run %s (a window's lines together, in order)", i+j+1, e.Type, e.RunID, typ, run)
+			}
+		}
 	}
 }

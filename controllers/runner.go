@@ -18,6 +18,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
+	"github.com/ldp-dev/ldp/internal/redact"
 	"github.com/ldp-dev/ldp/reconcile"
 )
 
@@ -152,6 +153,8 @@ type RunOptions struct {
 	Group *lake.Group
 	// Sniffs, when set, are the CSV layouts the windows of a backfill share.
 	Sniffs *pipeline.Sniffs
+	// ledger is the run's held sink (a grouped window's), which its tasks' events go to.
+	ledger ledger.Sink
 }
 
 // TaskRunID is the run id of a task within a workflow run: kept by every attempt.
@@ -174,7 +177,18 @@ func (r *Runner) Run(ctx context.Context, wf *Object, w v1.LogicalWindow, o RunO
 	res := &WindowResult{Workflow: wf.Name, Window: w.String(), RunID: o.RunID, Attempt: o.Attempt, Env: wf.Env}
 	started := time.Now()
 	defer func() { res.DurationS = time.Since(started).Seconds() }()
-	rec := ledger.NewRecorder(o.RunID, o.Attempt, []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: wf.Ledger}}}, r.warn)
+	var sink ledger.Sink = &ledger.FileSink{File: ledger.File{Path: wf.Ledger}}
+	if o.Group != nil {
+		// A grouped window (a backfill's) writes its lines in one append when it ends.
+		held := &ledger.HeldSink{File: ledger.File{Path: wf.Ledger}}
+		sink, o.ledger = held, held
+		defer func() {
+			if err := held.Flush(); err != nil {
+				r.warn(fmt.Sprintf("event sink: %s", redact.String(err.Error())))
+			}
+		}()
+	}
+	rec := ledger.NewRecorder(o.RunID, o.Attempt, []ledger.Sink{sink}, r.warn)
 	defer rec.Close()
 	var ids []string
 	for _, t := range wf.Tasks {
@@ -262,7 +276,7 @@ func (r *Runner) runTask(ctx context.Context, rec *ledger.Recorder, wf *Object, 
 		tr.Attempts = n
 		rec.Record(ctx, ledger.TaskStartedPayload{Task: t.ID, Kind: t.Kind(), TaskRunID: tr.RunID, TaskAttempt: attempt})
 		tc := tasks.TaskContext{Spec: wf.spec(t), Workflow: wf.Name, Ledger: wf.Ledger, Window: w, RunID: tr.RunID, Attempt: attempt,
-			Replace: o.Replace, StaleConsumed: staleConsumed(o), Group: o.Group, Sniffs: o.Sniffs, UpstreamWrote: upstreamWrote, Env: r.env(),
+			Replace: o.Replace, StaleConsumed: staleConsumed(o), Group: o.Group, Sniffs: o.Sniffs, LedgerSink: o.ledger, UpstreamWrote: upstreamWrote, Env: r.env(),
 			Environment:     wf.Env,
 			LastFingerprint: func() string { return lastBuild(wf.Ledger, wf.Name, wf.Env, w.String(), t.ID) }}
 		out, err := kind.Run(ctx, tc)

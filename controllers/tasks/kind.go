@@ -63,6 +63,9 @@ type TaskContext struct {
 	Group *lake.Group
 	// Sniffs, when set, are the CSV layouts the windows of a backfill share.
 	Sniffs *pipeline.Sniffs
+	// LedgerSink, when set, is where the task's events for Ledger go instead of a FileSink of
+	// their own: the run's ledger.HeldSink, which writes a grouped window's lines at its end.
+	LedgerSink ledger.Sink
 	// UpstreamWrote is set when a task that ran earlier in this run wrote data.
 	UpstreamWrote bool
 	// Environment, when set, is the environment the task publishes into and reads Iceberg

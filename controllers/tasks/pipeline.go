@@ -79,7 +79,10 @@ func publish(ctx context.Context, tc TaskContext) (Output, error) {
 	if p == nil {
 		return nil, ldperr.Configf(tc.File, "task %s: its pipeline was not loaded", tc.Task.ID)
 	}
-	sinks := []ledger.Sink{&ledger.FileSink{File: ledger.File{Path: tc.Ledger}}}
+	sinks := []ledger.Sink{tc.LedgerSink}
+	if tc.LedgerSink == nil {
+		sinks[0] = &ledger.FileSink{File: ledger.File{Path: tc.Ledger}}
+	}
 	if tc.Sinks != nil {
 		sinks = append(sinks, tc.Sinks(p)...)
 	}

@@ -68,7 +68,14 @@ type File struct {
 }
 
 // Append writes events to the file, each as one whole line, under the file's lock.
-func (f File) Append(events ...Event) error {
+func (f File) Append(events ...Event) error { return f.append(events, false) }
+
+// AppendSync is Append, and flushes the file to disk before it lets go of the lock, through
+// the descriptor it wrote with (a run's last write: one open, not one for the write and one
+// for Sync).
+func (f File) AppendSync(events ...Event) error { return f.append(events, true) }
+
+func (f File) append(events []Event, sync bool) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -105,6 +112,12 @@ func (f File) Append(events ...Event) error {
 	if _, err := out.Write(buf.Bytes()); err != nil {
 		out.Close()
 		return err
+	}
+	if sync {
+		if err := out.Sync(); err != nil {
+			out.Close()
+			return err
+		}
 	}
 	return out.Close()
 }

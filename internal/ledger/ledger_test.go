@@ -89,3 +89,46 @@ func TestReadLeavesForgottenRunsOut(t *testing.T) {
 		t.Errorf("events = %v, want %v", got, want)
 	}
 }
+
+// TestHeldSinkWritesARunsLinesAtFlush: the recorders of a window's run (its workflow's and its
+// task's) share a HeldSink; nothing reaches the file until Flush, and then every line does, in
+// the order recorded, after a torn line a killed writer left, which is ended first.
+func TestHeldSinkWritesARunsLinesAtFlush(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".ldp", "events.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(`{"event_id": "x", "type": "run.fin`), 0o644)
+	held := &HeldSink{File: File{Path: path}}
+	ctx := context.Background()
+	wf := NewRecorder("wf", 1, []Sink{held}, nil)
+	task := NewRecorder("wf/t", 1, []Sink{held}, nil)
+	wf.emit(ctx, "workflow.started", map[string]any{"workflow": "w"})
+	task.emit(ctx, RunStarted, map[string]any{"pipeline": "p"})
+	task.emit(ctx, RunFinished, map[string]any{"status": "published"})
+	task.Close()
+	wf.emit(ctx, "workflow.finished", map[string]any{"status": "succeeded"})
+	wf.Close()
+	if raw, _ := os.ReadFile(path); string(raw) != `{"event_id": "x", "type": "run.fin` {
+		t.Fatalf("before Flush the file holds %q, want only the torn line", raw)
+	}
+	if err := held.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	events, warns, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, e.RunID+" "+e.Type)
+	}
+	want := []string{"wf workflow.started", "wf/t run.started", "wf/t run.finished", "wf workflow.finished"}
+	if strings.Join(got, ",") != strings.Join(want, ",") || len(warns) != 1 {
+		t.Errorf("events %q (warnings %v), want %q and the torn line skipped", got, warns, want)
+	}
+	if err := held.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _ := Read(path); len(again) != len(events) {
+		t.Errorf("a second Flush wrote %d more events, want none", len(again)-len(events))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -118,6 +119,42 @@ func (s *FileSink) Close() error {
 		return nil
 	}
 	return s.Sync()
+}
+
+// HeldSink keeps the events of one window's run (its workflow's and its tasks' recorders share
+// it) and appends them to the file in one write, synced once, when the run ends (Flush). A
+// backfill's window recorded 9 events, each an append of its own (the lock file opened and
+// locked, the ledger opened, its last byte read, the line written), and synced the file
+// twice: 4% of a backfill's CPU. What a reader of the file sees is the same lines in the same
+// order, only later: a window's lines land together when it ends. A process killed mid-window
+// leaves none of that window's lines (a plain run would leave its first ones): the window is
+// then planned as missing rather than partial, and run again under a new run id, which the
+// key on main keeps to one effect as it does for any re-run.
+type HeldSink struct {
+	File
+	mu     sync.Mutex
+	events []Event
+}
+
+// Emit keeps e for Flush.
+func (s *HeldSink) Emit(_ context.Context, e Event) error {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	return nil
+}
+
+// Close does nothing: the sink is shared by the recorders of a run, and its owner writes the
+// events with Flush when the last of them is done.
+func (s *HeldSink) Close() error { return nil }
+
+// Flush appends the events kept so far in one write and syncs the file.
+func (s *HeldSink) Flush() error {
+	s.mu.Lock()
+	events := s.events
+	s.events = nil
+	s.mu.Unlock()
+	return s.AppendSync(events...)
 }
 
 // NewEvent is one event of p's type written outside a run's Recorder (ldp runs forget).
