@@ -67,7 +67,7 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
 	cmd.Flags().StringVar(&o.key, "idempotency-key", "", "publish under this key instead of the window's (to redo a window)")
 	addEnvFlag(cmd, &o.env, "publish into this environment's branch of the target instead of main (and read Iceberg inputs from it where it has written them): see ldp env")
 	addOutput(cmd, &o.out, false)
-	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", controllers.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
+	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", v1.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
 	return cmd
 }
 

@@ -47,7 +47,7 @@ type WriteOptions struct {
 	Prewritten           string
 	PrewrittenPartitions []string
 	// LockTimeout bounds the wait for the table's lock (overwrite and upsert on a local
-	// catalog); 0 is DefaultLockTimeout.
+	// catalog); 0 is v1.DefaultLockTimeout.
 	LockTimeout time.Duration
 	// Notify, if set, receives a line every few seconds while the write waits for the lock,
 	// naming the holder.
@@ -62,10 +62,6 @@ type WriteOptions struct {
 	// an empty batch has no types to create it with.
 	AllowEmpty bool
 }
-
-// DefaultLockTimeout is how long a write waits for its table's lock before it gives up with a
-// retriable error.
-const DefaultLockTimeout = 5 * time.Minute
 
 // WriteResult says what a write did.
 type WriteResult struct {
@@ -246,7 +242,7 @@ func (e *ConflictError) Retriable() bool { return true }
 func (c *Catalog) lockTable(ctx context.Context, ref Ref, o WriteOptions) (*flock.Lock, error) {
 	timeout := o.LockTimeout
 	if timeout <= 0 {
-		timeout = DefaultLockTimeout
+		timeout = v1.DefaultLockTimeout
 	}
 	owner := o.Owner
 	if owner.PID == 0 {

@@ -126,7 +126,7 @@ type Options struct {
 	Group *lake.Group
 	// Sniffs, when set, are the CSV layouts shared by the windows of a backfill.
 	Sniffs *Sniffs
-	// LockTimeout bounds the wait for the table's lock; 0 is lake.DefaultLockTimeout.
+	// LockTimeout bounds the wait for the table's lock; 0 is v1.DefaultLockTimeout.
 	LockTimeout time.Duration
 	// Env, when set, publishes into that environment's branch of the target (lake.EnvBranch)
 	// and reads each Iceberg source and SQL input from that environment where it has written
