@@ -23,15 +23,6 @@ import (
 // The pipeline-level verbs (ldp run, maintain, catalog) go through these, so that the command
 // line drives the data plane only through controllers.
 
-// PipelineResult is what one ldp run did.
-type PipelineResult = pipeline.Result
-
-// Pipeline run statuses, as a PipelineResult says them.
-const (
-	PipelinePublished        = pipeline.StatusPublished
-	PipelineSkippedDuplicate = pipeline.StatusSkippedDuplicate
-)
-
 // PipelineRun is how one pipeline run goes (the flags of ldp run).
 type PipelineRun struct {
 	Mode        v1.WriteMode
@@ -51,7 +42,7 @@ type PipelineRun struct {
 }
 
 // RunPipeline runs p once, with its sinks: published exactly once with a window or a run id.
-func RunPipeline(ctx context.Context, p *v1.Pipeline, o PipelineRun) (*PipelineResult, error) {
+func RunPipeline(ctx context.Context, p *v1.Pipeline, o PipelineRun) (*v1.PipelineResult, error) {
 	opts := pipeline.Options{Mode: o.Mode, Window: o.Window, Log: o.Log, RunID: o.RunID, Attempt: o.Attempt, Key: o.Key, Hook: o.Hook, Env: o.Env,
 		LockTimeout: o.LockTimeout, Sinks: SinksFor(p, o.Version, o.Getenv), Version: o.Version,
 		Warn: func(m string) { fmt.Fprintln(o.Log, "warning: "+m) }}
@@ -72,11 +63,8 @@ func Routes() []string {
 	return out
 }
 
-// PipelinePlan is what ldp plan says a run of a Pipeline would do.
-type PipelinePlan = pipeline.Plan
-
 // PlanPipeline plans a run of p for w without running it.
-func PlanPipeline(p *v1.Pipeline, w v1.LogicalWindow) (*PipelinePlan, error) {
+func PlanPipeline(p *v1.Pipeline, w v1.LogicalWindow) (*v1.PipelinePlan, error) {
 	return pipeline.MakePlan(p, w)
 }
 
