@@ -18,6 +18,7 @@ import (
 	"github.com/ldp-dev/ldp/internal/sources"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/internal/window"
+	"github.com/ldp-dev/ldp/schemas"
 )
 
 // The pipeline-level verbs (ldp run, maintain, catalog) go through these, so that the command
@@ -127,15 +128,9 @@ func Runs(events []v1.LedgerEvent, attempts bool) []v1.RunSummary {
 	return ledger.Summarize(events, attempts)
 }
 
-// ValidationReport is what checking a set of spec files found; SkippedFile one file passed over.
-type (
-	ValidationReport = specs.Report
-	SkippedFile      = specs.Skipped
-)
-
 // Validate discovers and checks the spec files under paths, each once, following workflow
 // tasks into the files they name.
-func Validate(paths []string) (*ValidationReport, error) { return specs.Check(paths) }
+func Validate(paths []string) (*schemas.Report, error) { return specs.Check(paths) }
 
 // DbtRun is a run of a dbt project by itself (the flags of ldp dbt build|test): its first
 // attempt, as a dbt task runs it, with its events in the project's own ledger (dbtLedger).
