@@ -20,14 +20,14 @@ import (
 // JSON or YAML file in a folder that parses but is not a spec, or that has neither a schedule
 // nor a workflow's tasks, is passed over; one that does not parse is kept with its problems.
 // Files too large to be specs are returned in skipped.
-func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []specs.Skipped, err error) {
+func Discover(paths []string, scheduledOnly bool) (found []Scheduled, skipped []schemas.Skipped, err error) {
 	skipped, err = discoverEach(paths, scheduledOnly, func(s Scheduled) { found = append(found, s) })
 	return found, skipped, err
 }
 
 // DiscoverIn is Discover with each object put in environment env (Object.InEnv; "" is main):
 // an object whose specs name another environment is kept with that problem.
-func DiscoverIn(paths []string, scheduledOnly bool, env string) ([]Scheduled, []specs.Skipped, error) {
+func DiscoverIn(paths []string, scheduledOnly bool, env string) ([]Scheduled, []schemas.Skipped, error) {
 	found, skipped, err := Discover(paths, scheduledOnly)
 	if err != nil || env == "" {
 		return found, skipped, err
@@ -50,7 +50,7 @@ func DiscoverIn(paths []string, scheduledOnly bool, env string) ([]Scheduled, []
 // discoverEach is Discover handing each object to each as soon as it is read and checked, in
 // path order, so a caller can plan one while the next is validated. Its only error is the
 // listing's, before any object is handed on.
-func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (skipped []specs.Skipped, err error) {
+func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (skipped []schemas.Skipped, err error) {
 	cands, err := specs.Discover(paths)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func discoverEach(paths []string, scheduledOnly bool, each func(Scheduled)) (ski
 	var names specs.Names
 	for _, c := range cands {
 		if c.TooLarge && !c.Explicit {
-			skipped = append(skipped, specs.Skipped{Path: c.Path, Reason: fmt.Sprintf("larger than the %d-byte limit for spec files, so it is not read as one", v1.MaxSpecBytes)})
+			skipped = append(skipped, schemas.Skipped{Path: c.Path, Reason: fmt.Sprintf("larger than the %d-byte limit for spec files, so it is not read as one", v1.MaxSpecBytes)})
 			continue
 		}
 		data, err := os.ReadFile(c.Path)

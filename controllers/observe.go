@@ -258,7 +258,7 @@ func keysInEnv(ctx context.Context, cat *lake.Catalog, ref lake.Ref, env string,
 // LastRuns folds the workflow and task events of one workflow into the last run of each
 // window. Several workflows (and dataset configs) in one folder share its ledger, so the
 // events of the others are left out.
-func LastRuns(events []ledger.Event, workflow string) map[v1.WindowKey]reconcile.LastRun {
+func LastRuns(events []v1.LedgerEvent, workflow string) map[v1.WindowKey]reconcile.LastRun {
 	evs := make([]runEvent, 0, len(events))
 	for _, e := range events {
 		p, err := json.Marshal(e.Payload)

@@ -184,15 +184,15 @@ func TestDueWindowOfASchedule(t *testing.T) {
 // TestLastRunsKeepsWorkflowsApart: two workflows in one folder share its ledger; each reads
 // only its own runs.
 func TestLastRunsKeepsWorkflowsApart(t *testing.T) {
-	ev := func(run, wf, typ string, payload map[string]any) ledger.Event {
+	ev := func(run, wf, typ string, payload map[string]any) v1.LedgerEvent {
 		if payload == nil {
 			payload = map[string]any{}
 		}
 		payload["workflow"] = wf
 		payload["logical_window"] = aug1.String()
-		return ledger.Event{RunID: run, Attempt: 1, Type: typ, Payload: payload}
+		return v1.LedgerEvent{RunID: run, Attempt: 1, Type: typ, Payload: payload}
 	}
-	events := []ledger.Event{
+	events := []v1.LedgerEvent{
 		ev("a", "first", ledger.WorkflowStarted, nil),
 		ev("a", "first", ledger.TaskFinished, map[string]any{"task": "x", "status": v1.Failed}),
 		ev("a", "first", ledger.WorkflowFinished, nil),

@@ -12,30 +12,17 @@ import (
 
 	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers/tasks"
-	"github.com/ldp-dev/ldp/internal/dbt"
 	"github.com/ldp-dev/ldp/internal/engine"
-	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ledger"
 	"github.com/ldp-dev/ldp/internal/pipeline"
 	"github.com/ldp-dev/ldp/internal/sources"
 	"github.com/ldp-dev/ldp/internal/specs"
 	"github.com/ldp-dev/ldp/internal/window"
+	"github.com/ldp-dev/ldp/schemas"
 )
 
 // The pipeline-level verbs (ldp run, maintain, catalog) go through these, so that the command
 // line drives the data plane only through controllers.
-
-// PipelineResult is what one ldp run did.
-type PipelineResult = pipeline.Result
-
-// Pipeline run statuses, as a PipelineResult says them.
-const (
-	PipelinePublished        = pipeline.StatusPublished
-	PipelineSkippedDuplicate = pipeline.StatusSkippedDuplicate
-)
-
-// DefaultLockTimeout is how long a write waits for its table's lock by default.
-const DefaultLockTimeout = lake.DefaultLockTimeout
 
 // PipelineRun is how one pipeline run goes (the flags of ldp run).
 type PipelineRun struct {
@@ -56,7 +43,7 @@ type PipelineRun struct {
 }
 
 // RunPipeline runs p once, with its sinks: published exactly once with a window or a run id.
-func RunPipeline(ctx context.Context, p *v1.Pipeline, o PipelineRun) (*PipelineResult, error) {
+func RunPipeline(ctx context.Context, p *v1.Pipeline, o PipelineRun) (*v1.PipelineResult, error) {
 	opts := pipeline.Options{Mode: o.Mode, Window: o.Window, Log: o.Log, RunID: o.RunID, Attempt: o.Attempt, Key: o.Key, Hook: o.Hook, Env: o.Env,
 		LockTimeout: o.LockTimeout, Sinks: SinksFor(p, o.Version, o.Getenv), Version: o.Version,
 		Warn: func(m string) { fmt.Fprintln(o.Log, "warning: "+m) }}
@@ -77,11 +64,8 @@ func Routes() []string {
 	return out
 }
 
-// PipelinePlan is what ldp plan says a run of a Pipeline would do.
-type PipelinePlan = pipeline.Plan
-
 // PlanPipeline plans a run of p for w without running it.
-func PlanPipeline(p *v1.Pipeline, w v1.LogicalWindow) (*PipelinePlan, error) {
+func PlanPipeline(p *v1.Pipeline, w v1.LogicalWindow) (*v1.PipelinePlan, error) {
 	return pipeline.MakePlan(p, w)
 }
 
@@ -99,12 +83,6 @@ func PipelineLocation(p *v1.Pipeline) (*time.Location, error) {
 
 // DescribeWindow says a window in UTC and in loc.
 func DescribeWindow(w v1.LogicalWindow, loc *time.Location) string { return window.Describe(w, loc) }
-
-// LedgerEvent is one event of the run ledger; RunSummary one run, as ldp runs shows it.
-type (
-	LedgerEvent = ledger.Event
-	RunSummary  = ledger.RunSummary
-)
 
 // LedgerPath finds the ledger a target means: a folder's, a spec's or workflow's (beside it),
 // or a ledger file itself.
@@ -142,41 +120,39 @@ func RunsOf(target string) ([]string, *time.Location, error) {
 }
 
 // ReadLedger reads the ledger at path, with a warning for each line it had to pass over.
-func ReadLedger(path string) ([]LedgerEvent, []string, error) { return ledger.Read(path) }
+func ReadLedger(path string) ([]v1.LedgerEvent, []string, error) { return ledger.Read(path) }
 
 // Runs folds a ledger's events into runs, newest first: the last attempt of each, or every
 // attempt.
-func Runs(events []LedgerEvent, attempts bool) []RunSummary {
+func Runs(events []v1.LedgerEvent, attempts bool) []v1.RunSummary {
 	return ledger.Summarize(events, attempts)
 }
 
-// ValidationReport is what checking a set of spec files found; SkippedFile one file passed over.
-type (
-	ValidationReport = specs.Report
-	SkippedFile      = specs.Skipped
-)
-
 // Validate discovers and checks the spec files under paths, each once, following workflow
 // tasks into the files they name.
-func Validate(paths []string) (*ValidationReport, error) { return specs.Check(paths) }
+func Validate(paths []string) (*schemas.Report, error) { return specs.Check(paths) }
 
-// DbtConfigFile is the file of a dbt project that names the tables it reads.
-const DbtConfigFile = dbt.ConfigFile
-
-// DbtBlockedQuality is the status of a dbt run that only its data tests held back.
-const DbtBlockedQuality = dbt.BlockedQuality
-
-// DbtBuild is a run of a dbt project by itself (ldp dbt build|test), as a dbt task runs it.
-type DbtBuild = tasks.DbtBuild
-
-// BuildDbt runs a dbt project by itself for a window, with the runner's log, clock and hook.
-func (r *Runner) BuildDbt(ctx context.Context, b DbtBuild) (tasks.DbtOutput, error) {
-	r.defaults()
-	return tasks.BuildDbt(ctx, r.env(), b)
+// DbtRun is a run of a dbt project by itself (the flags of ldp dbt build|test): its first
+// attempt, as a dbt task runs it, with its events in the project's own ledger (dbtLedger).
+type DbtRun struct {
+	Project, Command, Bin string
+	Select, Exclude       []string
+	Window                v1.LogicalWindow
+	RunID                 string
 }
 
-// DbtLedger is the ledger of a dbt project run by itself (ldp dbt build|test).
-func DbtLedger(project string) string { return ledger.PathFor(filepath.Join(project, dbt.ConfigFile)) }
+// BuildDbt runs a dbt project by itself for a window, with the runner's log, clock and hook;
+// the output's Status says how it ended.
+func (r *Runner) BuildDbt(ctx context.Context, b DbtRun) (tasks.DbtOutput, error) {
+	r.defaults()
+	return tasks.BuildDbt(ctx, r.env(), tasks.DbtBuild{Project: b.Project, Command: b.Command, Bin: b.Bin, Select: b.Select, Exclude: b.Exclude,
+		Window: b.Window, RunID: b.RunID, Attempt: 1, Ledger: dbtLedger(b.Project)})
+}
+
+// dbtLedger is the ledger of a dbt project run by itself (ldp dbt build|test).
+func dbtLedger(project string) string {
+	return ledger.PathFor(filepath.Join(project, v1.DbtConfigFile))
+}
 
 // DuckDBVersion is the version of the DuckDB ldp embeds.
 func DuckDBVersion() string { return engine.Version() }

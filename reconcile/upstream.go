@@ -147,4 +147,3 @@ func StaleUpstream(ups []Upstream, w v1.LogicalWindow, obs Observed, last *LastR
 	}
 	return out
 }
-

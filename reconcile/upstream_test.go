@@ -251,4 +251,3 @@ func TestPublishedFrom(t *testing.T) {
 		})
 	}
 }
-

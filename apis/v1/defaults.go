@@ -3,6 +3,7 @@ package v1
 import (
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Defaults of the spec, in one place so that the schema docs, the hash and the runner agree.
@@ -13,6 +14,14 @@ const (
 	DefaultWarehousePath = "warehouse"
 	DefaultDbtCommand    = "build"
 )
+
+// DefaultLockTimeout is how long a write waits for its table's lock before it gives up with a
+// retriable error (ldp run --lock-timeout says it as its default).
+const DefaultLockTimeout = 5 * time.Minute
+
+// DbtConfigFile is the file in a dbt project that tells ldp how to run it (the DuckDB file,
+// the catalog and the sources): a spec file a dbt task's project holds beside dbt's own.
+const DbtConfigFile = "ldp_dbt.json"
 
 // Default fills in every default and puts enumerations in their canonical case, so that two
 // specs that mean the same thing are equal.

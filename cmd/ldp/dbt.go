@@ -52,18 +52,9 @@ func (o *dbtOptions) Run(ctx context.Context, s *streams) error {
 		}
 	}
 	project := o.args[0]
-	detail, err := runnerFor(s).BuildDbt(ctx, controllers.DbtBuild{Project: project, Command: o.command,
-		Select: o.sel, Exclude: o.excl, Bin: o.bin, Window: w, RunID: uuid.Must(uuid.NewV7()).String(), Attempt: 1,
-		Ledger: controllers.DbtLedger(project)})
-	status := string(v1.Succeeded)
-	switch {
-	case detail.Skipped():
-		status = string(v1.Skipped)
-	case err != nil && ldperr.IsDataGate(err):
-		status = controllers.DbtBlockedQuality
-	case err != nil:
-		status = string(v1.Failed)
-	}
+	detail, err := runnerFor(s).BuildDbt(ctx, controllers.DbtRun{Project: project, Command: o.command,
+		Select: o.sel, Exclude: o.excl, Bin: o.bin, Window: w, RunID: uuid.Must(uuid.NewV7()).String()})
+	status := detail.Status(err)
 	if o.out.JSON() {
 		out := map[string]any{"project": project, "command": o.command, "logical_window": w.String(), "status": status, "detail": detail}
 		if err != nil {
@@ -101,7 +92,7 @@ func newDbtRunCmd(s *streams, command string) *cobra.Command {
 profile uses, run dbt %s with the window as the variables window_start and window_end (UTC
 instants), and read how it ended from target/run_results.json: succeeded; blocked_quality
 when only data tests failed (exit 3); failed otherwise (exit 1). It %s.
-dbt's own output goes to standard error.`, controllers.DbtConfigFile, command, what),
+dbt's own output goes to standard error.`, v1.DbtConfigFile, command, what),
 		Example: fmt.Sprintf(`  ldp dbt %s models/ --window 2026-08-01/2026-08-02
   ldp dbt %s models/ --window yesterday --select tag:daily`, command, command),
 		Args: exactArgs(1, "name the dbt project folder, for example: ldp dbt "+command+" models/"),

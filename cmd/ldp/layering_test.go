@@ -1,6 +1,9 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +192,69 @@ func TestTransitiveLayering(t *testing.T) {
 	for pkg := range rules {
 		if _, ok := reach[pkg]; !ok {
 			t.Errorf("the rule for %s names a package go list does not list", pkg)
+		}
+	}
+}
+
+// TestNoAliasFacade: the loop's packages re-export no type or constant of internal/ under
+// their own name (issue 30). What cmd/ldp prints has one definition in a package it may import:
+// a record ldp writes or prints (a pipeline run's result and plan, a ledger event, a run
+// summary) and a spec default in apis/v1, ldp validate's report in schemas; the rest is
+// controllers' own. controllers/tables is not held to it yet: it still names lake's snapshot,
+// environment and catalog types (Snapshot, EnvInfo, PromoteResult...) by alias.
+func TestNoAliasFacade(t *testing.T) {
+	for _, dir := range []string{"controllers", "controllers/kube", "controllers/report", "controllers/tasks", "controllers/web"} {
+		fset := token.NewFileSet()
+		files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			internal := map[string]bool{} // the names this file gives the internal packages it imports
+			for _, imp := range f.Imports {
+				path := strings.Trim(imp.Path.Value, `"`)
+				if !strings.HasPrefix(path, mod+"internal/") {
+					continue
+				}
+				local := path[strings.LastIndex(path, "/")+1:]
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+				internal[local] = true
+			}
+			ofInternal := func(e ast.Expr) bool {
+				sel, ok := e.(*ast.SelectorExpr)
+				if !ok {
+					return false
+				}
+				x, ok := sel.X.(*ast.Ident)
+				return ok && internal[x.Name]
+			}
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok {
+					continue
+				}
+				for _, spec := range g.Specs {
+					switch sp := spec.(type) {
+					case *ast.TypeSpec:
+						if sp.Assign.IsValid() && ofInternal(sp.Type) {
+							t.Errorf("%s: type %s is an alias of an internal type: give it one definition that cmd/ldp may import (apis/v1, schemas) or one of this package's own", fset.Position(sp.Pos()), sp.Name.Name)
+						}
+					case *ast.ValueSpec:
+						if g.Tok == token.CONST && len(sp.Values) == 1 && ofInternal(sp.Values[0]) && sp.Names[0].IsExported() {
+							t.Errorf("%s: const %s passes an internal constant through: define it once where cmd/ldp may read it", fset.Position(sp.Pos()), sp.Names[0].Name)
+						}
+					}
+				}
+			}
 		}
 	}
 }

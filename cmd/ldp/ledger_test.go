@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/ledger"
 )
 
@@ -49,7 +50,7 @@ func TestEightProcessesShareALedger(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
 	perRun := map[string][]int{}
 	for i, line := range lines {
-		var e ledger.Event
+		var e v1.LedgerEvent
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("line %d does not parse (interleaved?): %v\n%s", i+1, err, line)
 		}
@@ -64,7 +65,7 @@ func TestEightProcessesShareALedger(t *testing.T) {
 		}
 	}
 	code, out, _ := l.run(t, nil, "runs", "export.json", "--limit", "0", "--json")
-	var sums []ledger.RunSummary
+	var sums []v1.RunSummary
 	if code != 0 || json.Unmarshal([]byte(out), &sums) != nil || len(sums) != procs*runs || sums[0].Status != "published" {
 		t.Errorf("ldp runs: %d runs, exit %d", len(sums), code)
 	}

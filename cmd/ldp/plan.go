@@ -75,7 +75,7 @@ Exit status: 0 when the plan holds no error, 1 otherwise.`,
 	return cmd
 }
 
-func printPlan(w io.Writer, pl *controllers.PipelinePlan, asked string) {
+func printPlan(w io.Writer, pl *v1.PipelinePlan, asked string) {
 	row := func(k, v string) { fmt.Fprintf(w, "%-11s %s\n", k, v) }
 	row("pipeline", pl.Pipeline)
 	row("route", pl.Route)

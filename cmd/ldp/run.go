@@ -67,7 +67,7 @@ Exit status: 0 published or skipped, 1 error, 3 held back by a data gate.`,
 	cmd.Flags().StringVar(&o.key, "idempotency-key", "", "publish under this key instead of the window's (to redo a window)")
 	addEnvFlag(cmd, &o.env, "publish into this environment's branch of the target instead of main (and read Iceberg inputs from it where it has written them): see ldp env")
 	addOutput(cmd, &o.out, false)
-	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", controllers.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
+	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", v1.DefaultLockTimeout, "how long an overwrite or upsert waits for its table's lock before it gives up (retriable)")
 	return cmd
 }
 
@@ -132,7 +132,7 @@ func (o *runOptions) Run(ctx context.Context, s *streams) error {
 	return err
 }
 
-func printRunResult(w io.Writer, r *controllers.PipelineResult) {
+func printRunResult(w io.Writer, r *v1.PipelineResult) {
 	fmt.Fprintf(w, "%s: %s into %s (%s): %s\n", r.Pipeline, r.Route, r.Target, r.Mode, r.Status)
 	if r.Env != "" {
 		fmt.Fprintf(w, "  environment   %s (main untouched)\n", r.Env)
@@ -144,7 +144,7 @@ func printRunResult(w io.Writer, r *controllers.PipelineResult) {
 		fmt.Fprintf(w, "  key           %s\n", r.Key)
 		fmt.Fprintf(w, "  run           %s attempt %d\n", r.RunID, r.Attempt)
 	}
-	if r.Status == controllers.PipelineSkippedDuplicate {
+	if r.Status == v1.PipelineSkippedDuplicate {
 		fmt.Fprintf(w, "  published in  snapshot %d; nothing read or written\n", r.SnapshotID)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/controllers"
 )
 
@@ -78,14 +79,14 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 	if err != nil {
 		fmt.Fprintf(o.s.Err, "warning: showing every run in %s: %v\n", displayPath(path), err)
 	} else if names != nil {
-		runs = slices.DeleteFunc(runs, func(r controllers.RunSummary) bool { return !slices.Contains(names, r.Pipeline) })
+		runs = slices.DeleteFunc(runs, func(r v1.RunSummary) bool { return !slices.Contains(names, r.Pipeline) })
 	}
 	if o.limit > 0 && len(runs) > o.limit {
 		runs = runs[:o.limit]
 	}
 	if o.out.JSON() {
 		if runs == nil {
-			runs = []controllers.RunSummary{}
+			runs = []v1.RunSummary{}
 		}
 		return writeJSON(o.s.Out, runs)
 	}
@@ -117,8 +118,8 @@ func (o *runsOptions) Run(_ context.Context, s *streams) error {
 }
 
 // events prints every event of one run.
-func (o *runsOptions) events(events []controllers.LedgerEvent) error {
-	var mine []controllers.LedgerEvent
+func (o *runsOptions) events(events []v1.LedgerEvent) error {
+	var mine []v1.LedgerEvent
 	for _, e := range events {
 		if strings.HasPrefix(e.RunID, o.run) {
 			mine = append(mine, e)

@@ -91,7 +91,7 @@ func (o *validateOptions) Run(_ context.Context, s *streams) error {
 	return nil
 }
 
-func summary(r *controllers.ValidationReport, problems int) string {
+func summary(r *schemas.Report, problems int) string {
 	files := len(r.Files)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s checked: ", files, plural(files, "file", "files"))
@@ -114,11 +114,11 @@ func plural(n int, one, many string) string {
 }
 
 type validateJSON struct {
-	Valid    bool                      `json:"valid"`
-	Files    []fileJSON                `json:"files"`
-	Skipped  []controllers.SkippedFile `json:"skipped"`
-	Problems []schemas.Problem         `json:"problems"`
-	Warnings []schemas.Problem         `json:"warnings,omitempty"`
+	Valid    bool              `json:"valid"`
+	Files    []fileJSON        `json:"files"`
+	Skipped  []schemas.Skipped `json:"skipped"`
+	Problems []schemas.Problem `json:"problems"`
+	Warnings []schemas.Problem `json:"warnings,omitempty"`
 }
 
 type fileJSON struct {
@@ -128,8 +128,8 @@ type fileJSON struct {
 	Problems int    `json:"problems"`
 }
 
-func (o *validateOptions) writeJSON(r *controllers.ValidationReport, problems []schemas.Problem) error {
-	out := validateJSON{Valid: len(problems) == 0, Files: []fileJSON{}, Skipped: []controllers.SkippedFile{}, Problems: problems}
+func (o *validateOptions) writeJSON(r *schemas.Report, problems []schemas.Problem) error {
+	out := validateJSON{Valid: len(problems) == 0, Files: []fileJSON{}, Skipped: []schemas.Skipped{}, Problems: problems}
 	if out.Problems == nil {
 		out.Problems = []schemas.Problem{}
 	}
@@ -141,7 +141,7 @@ func (o *validateOptions) writeJSON(r *controllers.ValidationReport, problems []
 		out.Warnings = append(out.Warnings, w)
 	}
 	for _, s := range r.Skipped {
-		out.Skipped = append(out.Skipped, controllers.SkippedFile{Path: displayPath(s.Path), Reason: s.Reason})
+		out.Skipped = append(out.Skipped, schemas.Skipped{Path: displayPath(s.Path), Reason: s.Reason})
 	}
 	return writeJSON(o.s.Out, out)
 }

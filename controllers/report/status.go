@@ -480,7 +480,7 @@ func CellIn(ctx context.Context, r *controllers.Reconciler, file, start, task st
 }
 
 // event takes what a try shows from one event of its task's run.
-func (t *Try) event(e ledger.Event) {
+func (t *Try) event(e v1.LedgerEvent) {
 	switch e.Type {
 	case ledger.RunFinished:
 		p, _ := ledger.As[ledger.RunFinishedPayload](e)

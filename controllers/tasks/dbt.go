@@ -37,6 +37,21 @@ type DbtOutput struct {
 // Skipped: the last build of the window succeeded with the same fingerprint.
 func (o DbtOutput) Skipped() bool { return o.Skip }
 
+// Status is how a build ended, given its error, as ldp dbt build|test says it: skipped (the
+// window's last build succeeded with the same fingerprint), blocked_quality (a data gate held
+// it back: dbt's data tests, or a published model's checks), failed, or succeeded.
+func (o DbtOutput) Status(err error) string {
+	switch {
+	case o.Skipped():
+		return string(v1.Skipped)
+	case err != nil && ldperr.IsDataGate(err):
+		return dbt.BlockedQuality
+	case err != nil:
+		return string(v1.Failed)
+	}
+	return string(v1.Succeeded)
+}
+
 // Fingerprint is the build's: its project, command, selection and variables.
 func (o DbtOutput) Fingerprint() string { return o.Print }
 
@@ -248,7 +263,7 @@ func modelPipeline(project string, cfg *dbt.Config, n dbt.Node) *v1.Pipeline {
 			Source:  v1.Source{Format: pipeline.DBT, Path: cfg.DuckDB, Name: n.Schema + "." + n.Alias},
 			Target:  v1.Target{Name: n.Alias, Format: v1.FormatIceberg, Catalog: &c, WriteMode: mode, JoinCols: join},
 			Quality: n.Quality,
-		}, Path: filepath.Join(project, dbt.ConfigFile), BaseDir: project}
+		}, Path: filepath.Join(project, v1.DbtConfigFile), BaseDir: project}
 	p.Default()
 	return p
 }

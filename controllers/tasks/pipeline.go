@@ -110,6 +110,6 @@ func publish(ctx context.Context, tc TaskContext) (Output, error) {
 	if err != nil {
 		return out, err
 	}
-	out.Skip = res.Status == pipeline.StatusSkippedDuplicate
+	out.Skip = res.Status == v1.PipelineSkippedDuplicate
 	return out, nil
 }

@@ -26,9 +26,6 @@ import (
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
 
-// ConfigFile is the file in a dbt project that tells ldp how to run it.
-const ConfigFile = "ldp_dbt.json"
-
 // Config is ldp_dbt.json.
 type Config struct {
 	// DuckDB is the database file the project's profile points dbt-duckdb at, relative to the
@@ -45,10 +42,10 @@ type Config struct {
 
 // Load reads the project's ldp_dbt.json.
 func Load(project string) (*Config, error) {
-	path := filepath.Join(project, ConfigFile)
+	path := filepath.Join(project, v1.DbtConfigFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, ldperr.Configf(path, "a dbt project run by ldp needs %s (the DuckDB file, the catalog and the sources): %v", ConfigFile, err)
+		return nil, ldperr.Configf(path, "a dbt project run by ldp needs %s (the DuckDB file, the catalog and the sources): %v", v1.DbtConfigFile, err)
 	}
 	var c Config
 	dec := json.NewDecoder(strings.NewReader(string(b)))
@@ -141,7 +138,7 @@ func RegisterSources(ctx context.Context, project string, cfg *Config, env strin
 			ref := cfg.Sources[schema][view]
 			ns, name, ok := strings.Cut(ref, ".")
 			if !ok {
-				return ldperr.Configf(filepath.Join(project, ConfigFile), "source %s.%s: %q is not namespace.table", schema, view, ref)
+				return ldperr.Configf(filepath.Join(project, v1.DbtConfigFile), "source %s.%s: %q is not namespace.table", schema, view, ref)
 			}
 			if cat == nil {
 				return fmt.Errorf("source %s.%s: catalog %s does not exist yet: load %s first", schema, view, cfg.Catalog.Identifier, ref)

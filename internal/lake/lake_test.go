@@ -49,7 +49,7 @@ func (f *fixture) batch(t testing.TB, cols, values string) {
 	}
 }
 
-func (f *fixture) write(t *testing.T, o WriteOptions) *WriteResult {
+func (f *fixture) write(t *testing.T, o WriteOptions) *v1.WriteResult {
 	t.Helper()
 	res, err := f.cat.Write(f.ctx, f.db, "batch", f.ref, o)
 	if err != nil {

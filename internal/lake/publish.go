@@ -75,7 +75,7 @@ type PublishOptions struct {
 
 // PublishResult says what a publish did.
 type PublishResult struct {
-	WriteResult
+	v1.WriteResult
 	Status string `json:"status"`
 	Key    string `json:"idempotency_key"`
 	// Tries is how many times the batch was staged (more than one when main moved).
@@ -164,7 +164,7 @@ func (c *Catalog) begin(ctx context.Context, db *engine.DB, relation string, ref
 	if mode == "" {
 		mode = v1.WriteAppend
 	}
-	res := &PublishResult{Key: o.Key, WriteResult: WriteResult{Table: ref.String(), Mode: mode}}
+	res := &PublishResult{Key: o.Key, WriteResult: v1.WriteResult{Table: ref.String(), Mode: mode}}
 	if tbl, err := c.Load(ctx, ref); err == nil {
 		if s, err := FindEnvKey(ctx, tbl, o.Env, o.Key, o.Now()); err != nil {
 			return nil, nil, err

@@ -47,7 +47,7 @@ type WriteOptions struct {
 	Prewritten           string
 	PrewrittenPartitions []string
 	// LockTimeout bounds the wait for the table's lock (overwrite and upsert on a local
-	// catalog); 0 is DefaultLockTimeout.
+	// catalog); 0 is v1.DefaultLockTimeout.
 	LockTimeout time.Duration
 	// Notify, if set, receives a line every few seconds while the write waits for the lock,
 	// naming the holder.
@@ -63,32 +63,18 @@ type WriteOptions struct {
 	AllowEmpty bool
 }
 
-// DefaultLockTimeout is how long a write waits for its table's lock before it gives up with a
-// retriable error.
-const DefaultLockTimeout = 5 * time.Minute
-
-// WriteResult says what a write did.
-type WriteResult struct {
-	Table       string       `json:"table"`
-	Mode        v1.WriteMode `json:"mode"`
-	RowsWritten int64        `json:"rows_written"`
-	RowsBefore  int64        `json:"rows_before"`
-	RowsAfter   int64        `json:"rows_after"`
-	SnapshotID  int64        `json:"snapshot_id,string"`
-}
-
 // Write writes the rows of relation (a table in db) to the table ref, creating the table on the
 // first write. One write is one snapshot: a schema union (new columns added by name) and the
 // data land in the same commit. On failure nothing is committed and the files it wrote are
 // removed.
-func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref Ref, o WriteOptions) (*WriteResult, error) {
+func (c *Catalog) Write(ctx context.Context, db *engine.DB, relation string, ref Ref, o WriteOptions) (*v1.WriteResult, error) {
 	b, err := c.prepare(ctx, db, relation, ref, o)
 	if err != nil {
 		return nil, err
 	}
 	defer b.release()
 	mode, rows, tmp, bs, tbl := b.mode, b.rows, b.tmp, b.schema, b.table
-	res := &WriteResult{Table: ref.String(), Mode: mode, RowsWritten: rows, RowsBefore: totalRecords(tbl.CurrentSnapshot())}
+	res := &v1.WriteResult{Table: ref.String(), Mode: mode, RowsWritten: rows, RowsBefore: totalRecords(tbl.CurrentSnapshot())}
 	w := &writer{db: db, relation: relation, mode: mode, joinCols: o.JoinCols, props: iceberg.Properties(o.SnapshotProps), tmp: tmp, prewritten: o.Prewritten, prewrittenParts: o.PrewrittenPartitions, loc: o.Location}
 	// A writer on another machine (a shared catalog takes no local lock) may commit between
 	// the load and the commit: the batch is staged again on the new head, reusing its files.
@@ -246,7 +232,7 @@ func (e *ConflictError) Retriable() bool { return true }
 func (c *Catalog) lockTable(ctx context.Context, ref Ref, o WriteOptions) (*flock.Lock, error) {
 	timeout := o.LockTimeout
 	if timeout <= 0 {
-		timeout = DefaultLockTimeout
+		timeout = v1.DefaultLockTimeout
 	}
 	owner := o.Owner
 	if owner.PID == 0 {

@@ -21,7 +21,7 @@ type Payload interface {
 
 // As decodes e's payload into P when e is an event of P's type; ok is false for an event of
 // another type, or a payload that does not fit P (a line from a future ldp may differ).
-func As[P Payload](e Event) (p P, ok bool) {
+func As[P Payload](e v1.LedgerEvent) (p P, ok bool) {
 	if e.Type != p.EventType() {
 		return p, false
 	}
@@ -29,17 +29,6 @@ func As[P Payload](e Event) (p P, ok bool) {
 		return p, false
 	}
 	return p, true
-}
-
-// Decode reads e's payload into v, a payload struct.
-func (e Event) Decode(v any) error {
-	b, err := json.Marshal(e.Payload)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	return dec.Decode(v)
 }
 
 // Window is a logical window as events carry it: {"start": START, "end": END}, each an

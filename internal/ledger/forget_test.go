@@ -21,7 +21,7 @@ func TestForgetKeepsSucceededRuns(t *testing.T) {
 	run := func(id, workflow string, w Window, outcomes ...v1.Outcome) {
 		t.Helper()
 		for i, o := range outcomes {
-			evs := []Event{NewEvent(id, i+1, 0, WorkflowStartedPayload{Workflow: workflow, Window: w})}
+			evs := []v1.LedgerEvent{NewEvent(id, i+1, 0, WorkflowStartedPayload{Workflow: workflow, Window: w})}
 			if o != "" {
 				evs = append(evs, NewEvent(id, i+1, 1, WorkflowFinishedPayload{Workflow: workflow, Window: w, Status: o}))
 			}

@@ -22,24 +22,12 @@ import (
 	"strings"
 	"time"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/flock"
 )
 
 // SchemaVersion is the version of the event envelope.
 const SchemaVersion = 1
-
-// Event is one line of the ledger.
-type Event struct {
-	EventID       string         `json:"event_id"`
-	Type          string         `json:"type"`
-	SchemaVersion int            `json:"schema_version"`
-	TS            time.Time      `json:"ts"`
-	RunID         string         `json:"run_id"`
-	Attempt       int            `json:"attempt"`
-	Seq           int            `json:"seq"`
-	TableUUID     string         `json:"table_uuid,omitempty"`
-	Payload       map[string]any `json:"payload"`
-}
 
 // Event types of a pipeline run.
 const (
@@ -68,14 +56,14 @@ type File struct {
 }
 
 // Append writes events to the file, each as one whole line, under the file's lock.
-func (f File) Append(events ...Event) error { return f.append(events, false) }
+func (f File) Append(events ...v1.LedgerEvent) error { return f.append(events, false) }
 
 // AppendSync is Append, and flushes the file to disk before it lets go of the lock, through
 // the descriptor it wrote with (a run's last write: one open, not one for the write and one
 // for Sync).
-func (f File) AppendSync(events ...Event) error { return f.append(events, true) }
+func (f File) AppendSync(events ...v1.LedgerEvent) error { return f.append(events, true) }
 
-func (f File) append(events []Event, sync bool) error {
+func (f File) append(events []v1.LedgerEvent, sync bool) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -135,7 +123,7 @@ func (f File) Sync() error {
 // Read returns the events of a ledger in file order, each (run_id, attempt, seq) once. Lines
 // that do not parse (a torn line from a killed writer) are skipped and reported as warnings.
 // A ledger that does not exist holds no events.
-func Read(path string) ([]Event, []string, error) {
+func Read(path string) ([]v1.LedgerEvent, []string, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -148,7 +136,7 @@ func Read(path string) ([]Event, []string, error) {
 }
 
 // ReadFrom reads events from r; name labels warnings.
-func ReadFrom(r io.Reader, name string) ([]Event, []string, error) {
+func ReadFrom(r io.Reader, name string) ([]v1.LedgerEvent, []string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	type id struct {
@@ -157,7 +145,7 @@ func ReadFrom(r io.Reader, name string) ([]Event, []string, error) {
 		seq     int
 	}
 	seen := map[id]bool{}
-	var out []Event
+	var out []v1.LedgerEvent
 	var warns []string
 	line := 0
 	for sc.Scan() {
@@ -166,7 +154,7 @@ func ReadFrom(r io.Reader, name string) ([]Event, []string, error) {
 		if len(b) == 0 {
 			continue
 		}
-		var e Event
+		var e v1.LedgerEvent
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber() // a snapshot id does not fit a float64
 		if err := dec.Decode(&e); err != nil || e.Type == "" {
@@ -185,7 +173,7 @@ func ReadFrom(r io.Reader, name string) ([]Event, []string, error) {
 
 // dropForgotten leaves out the events of the runs a RunsForgotten event names, and of their
 // tasks' runs (RUN/TASK), wherever they are in the file.
-func dropForgotten(events []Event) []Event {
+func dropForgotten(events []v1.LedgerEvent) []v1.LedgerEvent {
 	gone := Forgotten(events)
 	if len(gone) == 0 {
 		return events
@@ -200,7 +188,7 @@ func dropForgotten(events []Event) []Event {
 }
 
 // Forgotten is the set of run ids the RunsForgotten events among events name.
-func Forgotten(events []Event) map[string]bool {
+func Forgotten(events []v1.LedgerEvent) map[string]bool {
 	var gone map[string]bool
 	for _, e := range events {
 		p, ok := As[RunsForgottenPayload](e)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 )
 
 func TestAppendReadDedupeAndTornLines(t *testing.T) {
@@ -40,10 +42,10 @@ func TestAppendReadDedupeAndTornLines(t *testing.T) {
 }
 
 func TestSummarizeKeepsTheLastAttempt(t *testing.T) {
-	ev := func(run string, attempt, seq int, typ, status string) Event {
-		return Event{RunID: run, Attempt: attempt, Seq: seq, Type: typ, Payload: map[string]any{"status": status}}
+	ev := func(run string, attempt, seq int, typ, status string) v1.LedgerEvent {
+		return v1.LedgerEvent{RunID: run, Attempt: attempt, Seq: seq, Type: typ, Payload: map[string]any{"status": status}}
 	}
-	events := []Event{ev("r", 1, 0, RunStarted, ""), ev("r", 1, 1, RunFinished, "failed"), ev("r", 2, 0, RunStarted, ""), ev("r", 2, 1, RunFinished, "published")}
+	events := []v1.LedgerEvent{ev("r", 1, 0, RunStarted, ""), ev("r", 1, 1, RunFinished, "failed"), ev("r", 2, 0, RunStarted, ""), ev("r", 2, 1, RunFinished, "published")}
 	if s := Summarize(events, false); len(s) != 1 || s[0].Attempt != 2 || s[0].Status != "published" {
 		t.Errorf("last attempts %+v", s)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/flock"
 )
 
@@ -67,7 +68,7 @@ type olRun struct {
 	rowsWritten int64
 }
 
-func (s *OpenLineageSink) Emit(ctx context.Context, e Event) error {
+func (s *OpenLineageSink) Emit(ctx context.Context, e v1.LedgerEvent) error {
 	switch e.Type {
 	case RunStarted:
 		p, _ := As[RunStartedPayload](e)
@@ -137,7 +138,7 @@ func runUUID(runID string) string {
 }
 
 // event builds the OpenLineage run event of type typ.
-func (s *OpenLineageSink) event(e Event, typ, errMsg string) map[string]any {
+func (s *OpenLineageSink) event(e v1.LedgerEvent, typ, errMsg string) map[string]any {
 	ns := s.Namespace
 	if ns == "" {
 		ns = olDefaultNS
@@ -182,7 +183,7 @@ func (s *OpenLineageSink) event(e Event, typ, errMsg string) map[string]any {
 	}
 }
 
-func (s *OpenLineageSink) send(ctx context.Context, e Event, typ, errMsg string) error {
+func (s *OpenLineageSink) send(ctx context.Context, e v1.LedgerEvent, typ, errMsg string) error {
 	body, err := json.Marshal(s.event(e, typ, errMsg))
 	if err != nil {
 		return err

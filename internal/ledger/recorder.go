@@ -10,13 +10,14 @@ import (
 
 	"github.com/google/uuid"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/redact"
 )
 
 // Sink receives the events of a run as they happen. A sink that fails is reported as a
 // warning and never fails the run.
 type Sink interface {
-	Emit(ctx context.Context, e Event) error
+	Emit(ctx context.Context, e v1.LedgerEvent) error
 	// Close ends the run's events (flushes, fsyncs).
 	Close() error
 }
@@ -58,7 +59,7 @@ func (r *Recorder) emit(ctx context.Context, typ string, payload any) {
 	if r == nil {
 		return
 	}
-	e := Event{
+	e := v1.LedgerEvent{
 		EventID: uuid.Must(uuid.NewV7()).String(), Type: typ, SchemaVersion: SchemaVersion,
 		TS: r.now().UTC(), RunID: r.RunID, Attempt: r.Attempt, Seq: r.seq, TableUUID: r.tableID,
 		Payload: redact.Value(jsonish(payload)).(map[string]any),
@@ -109,7 +110,7 @@ type FileSink struct {
 	wrote bool
 }
 
-func (s *FileSink) Emit(_ context.Context, e Event) error {
+func (s *FileSink) Emit(_ context.Context, e v1.LedgerEvent) error {
 	s.wrote = true
 	return s.Append(e)
 }
@@ -133,11 +134,11 @@ func (s *FileSink) Close() error {
 type HeldSink struct {
 	File
 	mu     sync.Mutex
-	events []Event
+	events []v1.LedgerEvent
 }
 
 // Emit keeps e for Flush.
-func (s *HeldSink) Emit(_ context.Context, e Event) error {
+func (s *HeldSink) Emit(_ context.Context, e v1.LedgerEvent) error {
 	s.mu.Lock()
 	s.events = append(s.events, e)
 	s.mu.Unlock()
@@ -158,7 +159,7 @@ func (s *HeldSink) Flush() error {
 }
 
 // NewEvent is one event of p's type written outside a run's Recorder (ldp runs forget).
-func NewEvent(runID string, attempt, seq int, p Payload) Event {
-	return Event{EventID: uuid.Must(uuid.NewV7()).String(), Type: p.EventType(), SchemaVersion: SchemaVersion,
+func NewEvent(runID string, attempt, seq int, p Payload) v1.LedgerEvent {
+	return v1.LedgerEvent{EventID: uuid.Must(uuid.NewV7()).String(), Type: p.EventType(), SchemaVersion: SchemaVersion,
 		TS: time.Now().UTC(), RunID: runID, Attempt: attempt, Seq: seq, Payload: jsonish(p)}
 }

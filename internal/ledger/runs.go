@@ -3,38 +3,21 @@ package ledger
 import (
 	"sort"
 	"strings"
-	"time"
-)
 
-// RunSummary is one attempt of one run, as ldp runs shows it.
-type RunSummary struct {
-	RunID        string    `json:"run_id"`
-	Attempt      int       `json:"attempt"`
-	Pipeline     string    `json:"pipeline"`
-	Window       string    `json:"logical_window,omitempty"`
-	Status       string    `json:"status"`
-	Started      time.Time `json:"started"`
-	DurationS    float64   `json:"duration_s"`
-	RowsRead     int64     `json:"rows_read"`
-	RowsWritten  int64     `json:"rows_written"`
-	ChecksPassed int       `json:"checks_passed"`
-	ChecksFailed int       `json:"checks_failed"`
-	SnapshotID   int64     `json:"snapshot_id,string,omitempty"`
-	Key          string    `json:"idempotency_key,omitempty"`
-	Error        string    `json:"error,omitempty"`
-}
+	v1 "github.com/ldp-dev/ldp/apis/v1"
+)
 
 // StatusUnfinished is a run whose events end before run.finished (killed, or still running).
 const StatusUnfinished = "unfinished"
 
 // Summarize folds pipeline-run events into one summary per attempt of each run, newest first;
 // with allAttempts false, only the last attempt of each run.
-func Summarize(events []Event, allAttempts bool) []RunSummary {
+func Summarize(events []v1.LedgerEvent, allAttempts bool) []v1.RunSummary {
 	type key struct {
 		run     string
 		attempt int
 	}
-	byKey := map[key]*RunSummary{}
+	byKey := map[key]*v1.RunSummary{}
 	var order []key
 	for _, e := range events {
 		if !strings.HasPrefix(e.Type, "run.") && e.Type != QualityEvaluated {
@@ -43,7 +26,7 @@ func Summarize(events []Event, allAttempts bool) []RunSummary {
 		k := key{e.RunID, e.Attempt}
 		s, ok := byKey[k]
 		if !ok {
-			s = &RunSummary{RunID: e.RunID, Attempt: e.Attempt, Status: StatusUnfinished, Started: e.TS}
+			s = &v1.RunSummary{RunID: e.RunID, Attempt: e.Attempt, Status: StatusUnfinished, Started: e.TS}
 			byKey[k] = s
 			order = append(order, k)
 		}
@@ -79,7 +62,7 @@ func Summarize(events []Event, allAttempts bool) []RunSummary {
 			s.Error = p.Error
 		}
 	}
-	var out []RunSummary
+	var out []v1.RunSummary
 	last := map[string]int{}
 	for _, k := range order {
 		if k.attempt > last[k.run] {

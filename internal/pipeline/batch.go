@@ -228,7 +228,7 @@ func (r *run) takeBatch(wr *windowRead) {
 
 // batchReportAt is the run's report from its group's scan of the checks, measured against qc;
 // false when the run was read alone or its checks must run alone (quality.Grouped.Report).
-func (r *run) batchReportAt(qc quality.Context) (*quality.Report, bool) {
+func (r *run) batchReportAt(qc quality.Context) (*v1.QualityReport, bool) {
 	if r.batch == nil {
 		return nil, false
 	}
@@ -237,4 +237,4 @@ func (r *run) batchReportAt(qc quality.Context) (*quality.Report, bool) {
 
 // batchReport reports whether the group's scan gives the run its report (whatever the
 // context: only a check's verdict depends on it).
-func (r *run) batchReport() (*quality.Report, bool) { return r.batchReportAt(quality.Context{}) }
+func (r *run) batchReport() (*v1.QualityReport, bool) { return r.batchReportAt(quality.Context{}) }

@@ -11,7 +11,6 @@ import (
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 	"github.com/ldp-dev/ldp/internal/ledger"
-	"github.com/ldp-dev/ldp/internal/quality"
 	"github.com/ldp-dev/ldp/internal/window"
 )
 
@@ -125,7 +124,7 @@ func errorType(err error) string {
 	return t
 }
 
-func (r *run) qualityPayload(rep *quality.Report) ledger.QualityEvaluatedPayload {
+func (r *run) qualityPayload(rep *v1.QualityReport) ledger.QualityEvaluatedPayload {
 	checks := make([]ledger.CheckResult, len(rep.Results))
 	for i, res := range rep.Results {
 		checks[i] = ledger.CheckResult{Name: res.Name, Check: res.Check, Passed: res.Passed, FailingRows: res.FailingRows, Metrics: res.Metrics}

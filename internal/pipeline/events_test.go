@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/ledger"
 )
 
 // eventsOf runs p with a ledger in its folder and returns the types of the events it wrote.
-func eventsOf(t *testing.T, dir string, body string, opts Options) ([]ledger.Event, string) {
+func eventsOf(t *testing.T, dir string, body string, opts Options) ([]v1.LedgerEvent, string) {
 	t.Helper()
 	p := spec(t, dir, body)
 	path := filepath.Join(dir, "ledger-"+strings.ReplaceAll(t.Name(), "/", "_")+".jsonl")
@@ -100,7 +101,7 @@ func TestEventsCarryNoRowValues(t *testing.T) {
 	}
 }
 
-func ledgerLine(t *testing.T, e ledger.Event) string {
+func ledgerLine(t *testing.T, e v1.LedgerEvent) string {
 	t.Helper()
 	b, err := json.Marshal(e)
 	if err != nil {

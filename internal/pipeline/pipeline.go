@@ -126,7 +126,7 @@ type Options struct {
 	Group *lake.Group
 	// Sniffs, when set, are the CSV layouts shared by the windows of a backfill.
 	Sniffs *Sniffs
-	// LockTimeout bounds the wait for the table's lock; 0 is lake.DefaultLockTimeout.
+	// LockTimeout bounds the wait for the table's lock; 0 is v1.DefaultLockTimeout.
 	LockTimeout time.Duration
 	// Env, when set, publishes into that environment's branch of the target (lake.EnvBranch)
 	// and reads each Iceberg source and SQL input from that environment where it has written
@@ -136,14 +136,6 @@ type Options struct {
 
 // staged reports whether a run publishes through the exactly-once protocol.
 func (o Options) staged() bool { return !o.Window.IsZero() || o.RunID != "" || o.Key != "" }
-
-// Status values of a run.
-const (
-	StatusPublished        = "published"
-	StatusSkippedDuplicate = "skipped_duplicate"
-	StatusBlocked          = string(v1.Blocked)
-	StatusFailed           = "failed"
-)
 
 // EnvOf is the environment a run of p asked for env publishes into: env, or the spec's
 // metadata.env when env is "". A spec that names an environment runs in no other (as kubectl
@@ -159,43 +151,12 @@ func EnvOf(p *v1.Pipeline, env string) (string, error) {
 	return "", &ldperr.ConfigError{File: p.Path, Msg: fmt.Sprintf("metadata.env is %s, so its windows publish into environment %s only; it was asked to publish into %s: drop --env, or change metadata.env", own, own, env)}
 }
 
-// Result is what a run did.
-type Result struct {
-	Pipeline    string            `json:"pipeline"`
-	Route       string            `json:"route"`
-	Target      string            `json:"target"`
-	Mode        v1.WriteMode      `json:"mode"`
-	Status      string            `json:"status"`
-	Window      string            `json:"logical_window,omitempty"`
-	Env         string            `json:"env,omitempty"`
-	Key         string            `json:"idempotency_key,omitempty"`
-	RunID       string            `json:"run_id,omitempty"`
-	Attempt     int               `json:"attempt,omitempty"`
-	SpecHash    string            `json:"spec_hash,omitempty"`
-	SourcePath  string            `json:"source_path,omitempty"`
-	SnapshotID  int64             `json:"snapshot_id,string,omitempty"`
-	RowsRead    int64             `json:"rows_read"`
-	RowsKept    int64             `json:"rows_kept"`
-	RowsWritten int64             `json:"rows_written"`
-	Write       *lake.WriteResult `json:"write,omitempty"`
-	Quality     *quality.Report   `json:"quality,omitempty"`
-	DurationS   float64           `json:"duration_s"`
-	Stage       string            `json:"stage,omitempty"`
-	Error       string            `json:"error,omitempty"`
-
-	// RowsOutside are the rows read that belong to other windows (left for them), and
-	// RowsNoWindow those whose window column holds no value (in no window): with RowsKept they
-	// add up to RowsRead.
-	RowsOutside  int64 `json:"rows_outside_window"`
-	RowsNoWindow int64 `json:"rows_no_window_value"`
-}
-
 // run is the state of one run.
 type run struct {
 	p    *v1.Pipeline
 	opts Options
 	db   *engine.DB
-	res  *Result
+	res  *v1.PipelineResult
 	win  window.Spec
 	// colType is the DuckDB type of the window column, once the source is read.
 	colType string
@@ -319,7 +280,7 @@ func (e *StageError) Unwrap() error { return e.Err }
 // exactly once through the staged protocol; otherwise it is written directly. The result is
 // returned with the error too, so a blocked or failed run still reports what it read and
 // checked. Every run leaves its events in opts.Sinks (the ledger, and the spec's sinks).
-func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
+func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*v1.PipelineResult, error) {
 	start := time.Now()
 	route, err := RouteOf(p)
 	if err != nil {
@@ -359,7 +320,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, &ldperr.ConfigError{File: p.Path, Err: err}
 	}
-	r := &run{p: p, opts: opts, win: win, isKeyed: staged, res: &Result{Pipeline: p.Identifier, Route: route.String(), Target: targetName(p),
+	r := &run{p: p, opts: opts, win: win, isKeyed: staged, res: &v1.PipelineResult{Pipeline: p.Identifier, Route: route.String(), Target: targetName(p),
 		Mode: mode, Window: opts.Window.String(), Env: opts.Env, RunID: opts.RunID, Attempt: opts.Attempt}}
 	if r.res.SpecHash, err = p.SpecHash(); err != nil {
 		return nil, err
@@ -385,10 +346,10 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 	r.err = err
 	switch {
 	case err == nil && r.skipped:
-		r.res.Status = StatusSkippedDuplicate
+		r.res.Status = v1.PipelineSkippedDuplicate
 		r.rec.Record(ctx, ledger.RunSkippedDuplicatePayload{IdempotencyKey: r.res.Key, SnapshotID: r.res.SnapshotID})
 	case err == nil:
-		r.res.Status = StatusPublished
+		r.res.Status = v1.PipelinePublished
 		if r.sniff != nil && !r.sniff.shared {
 			// Only a layout that published is shared: a window that read a bad value as text
 			// must not make the next windows read theirs so.
@@ -396,7 +357,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		}
 		r.rec.Record(ctx, r.publishedPayload())
 	case ldperr.IsDataGate(err):
-		r.res.Status = StatusBlocked
+		r.res.Status = v1.PipelineBlocked
 		r.res.Error = err.Error()
 		var fails []ledger.Failure
 		if r.res.Quality != nil {
@@ -406,7 +367,7 @@ func Run(ctx context.Context, p *v1.Pipeline, opts Options) (*Result, error) {
 		}
 		r.rec.Record(ctx, ledger.RunBlockedQualityPayload{Failures: fails})
 	default:
-		r.res.Status = StatusFailed
+		r.res.Status = v1.PipelineFailed
 		r.res.Error = err.Error()
 		var se *StageError
 		stage := ""
@@ -741,7 +702,7 @@ func (r *run) sourceName() string {
 // checks: rows with no window value fail the batch unless null_rows is "drop", rows of other
 // windows only when outside_rows is "fail". A rule that holds adds no check; what it let go
 // is said in notes, for the run's log.
-func (r *run) windowRules() (failed []quality.Result, notes []string) {
+func (r *run) windowRules() (failed []v1.CheckResult, notes []string) {
 	w, c, src := r.p.Metadata.Window, r.win.Column, r.sourceName()
 	if n := r.res.RowsNoWindow; n > 0 {
 		if w.FailsNullRows() {
@@ -749,7 +710,7 @@ func (r *run) windowRules() (failed []quality.Result, notes []string) {
 			if r.p.Metadata.Source.Format == SQL {
 				fix = "leave them out in the query" // a workflow's sql task has no metadata.window
 			}
-			failed = append(failed, quality.Result{Name: "null_rows(" + c + ")", Check: "null_rows", FailingRows: n, Metrics: map[string]float64{"rows": float64(n)},
+			failed = append(failed, v1.CheckResult{Name: "null_rows(" + c + ")", Check: "null_rows", FailingRows: n, Metrics: map[string]float64{"rows": float64(n)},
 				Details: fmt.Sprintf("%s of %s %s no %s, so %s in no window; %s", rowsOf(n), src, verb(n, "has", "have"), c, verb(n, "it is", "they are"), fix)})
 		} else {
 			notes = append(notes, fmt.Sprintf(`%s of %s with no %s dropped (metadata.window.null_rows is "drop")`, rowsOf(n), src, c))
@@ -757,7 +718,7 @@ func (r *run) windowRules() (failed []quality.Result, notes []string) {
 	}
 	if n := r.res.RowsOutside; n > 0 {
 		if w.FailsOutsideRows() {
-			failed = append(failed, quality.Result{Name: "outside_rows(" + c + ")", Check: "outside_rows", FailingRows: n, Metrics: map[string]float64{"rows": float64(n)},
+			failed = append(failed, v1.CheckResult{Name: "outside_rows(" + c + ")", Check: "outside_rows", FailingRows: n, Metrics: map[string]float64{"rows": float64(n)},
 				Details: fmt.Sprintf(`%s of %s %s outside the window %s; fix the source, or set "outside_rows": "leave" in metadata.window to leave them for their own windows`,
 					rowsOf(n), src, verb(n, "is", "are"), r.opts.Window)})
 		} else {
@@ -990,7 +951,7 @@ func (r *run) validate(ctx context.Context) error {
 	if (q == nil || len(q.Checks) == 0) && len(windowFailed) == 0 {
 		return nil
 	}
-	var rep *quality.Report
+	var rep *v1.QualityReport
 	if q != nil && len(q.Checks) > 0 {
 		// In a windowed run, freshness measures from the window's end, so a backfill of last
 		// month passes the checks its first run passed.
@@ -1008,7 +969,7 @@ func (r *run) validate(ctx context.Context) error {
 		}
 	} else {
 		// Only a window rule failed: the batch is the window's rows (no check counted them).
-		rep = &quality.Report{OnFailure: v1.DefaultOnFailure, Rows: r.res.RowsKept}
+		rep = &v1.QualityReport{OnFailure: v1.DefaultOnFailure, Rows: r.res.RowsKept}
 	}
 	rep.Results = append(rep.Results, windowFailed...)
 	r.res.Quality = rep

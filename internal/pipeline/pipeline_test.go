@@ -116,7 +116,7 @@ func TestEachFailingCheckBlocksTheBatch(t *testing.T) {
 			if !errors.As(err, &gate) || ldperr.ExitCode(err) != ldperr.ExitDataGate {
 				t.Fatalf("err = %v, want a data gate with exit 3", err)
 			}
-			if res.Status != StatusBlocked || res.RowsWritten != 0 || res.Quality == nil {
+			if res.Status != v1.PipelineBlocked || res.RowsWritten != 0 || res.Quality == nil {
 				t.Errorf("result %+v", res)
 			}
 			if !strings.Contains(log.String(), "check "+name) || !strings.Contains(log.String(), "FAILED") {
@@ -137,7 +137,7 @@ func TestWarnLoadsAndReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != StatusPublished || res.RowsWritten != 3 || res.Quality.Passed() {
+	if res.Status != v1.PipelinePublished || res.RowsWritten != 3 || res.Quality.Passed() {
 		t.Errorf("result %+v", res)
 	}
 }

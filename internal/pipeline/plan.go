@@ -15,25 +15,6 @@ import (
 	"github.com/ldp-dev/ldp/internal/window"
 )
 
-// Plan is what a run of a pipeline for a window would do, computed without running it.
-type Plan struct {
-	Pipeline     string       `json:"pipeline"`
-	Route        string       `json:"route"`
-	SpecHash     string       `json:"spec_hash"`
-	Schedule     string       `json:"schedule,omitempty"`
-	ScheduleFrom string       `json:"schedule_from,omitempty"`
-	Window       string       `json:"logical_window,omitempty"`
-	WindowLocal  string       `json:"logical_window_local,omitempty"`
-	SourcePath   string       `json:"source_path,omitempty"`
-	SourceExists bool         `json:"source_exists"`
-	Target       string       `json:"target"`
-	Mode         v1.WriteMode `json:"mode"`
-	Key          string       `json:"idempotency_key,omitempty"`
-	Notes        []string     `json:"notes"`
-	Warnings     []string     `json:"warnings"`
-	Errors       []string     `json:"errors"`
-}
-
 // Schedule returns a pipeline's schedule and where it comes from: metadata.schedule, or the
 // alias its when label means.
 func Schedule(p *v1.Pipeline) (string, string) {
@@ -47,7 +28,7 @@ func Schedule(p *v1.Pipeline) (string, string) {
 }
 
 // MakePlan computes the plan of p for window w (zero for none).
-func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
+func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*v1.PipelinePlan, error) {
 	route, err := RouteOf(p)
 	if err != nil {
 		return nil, err
@@ -60,7 +41,7 @@ func MakePlan(p *v1.Pipeline, w v1.LogicalWindow) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{Pipeline: p.Identifier, Route: route.String(), SpecHash: hash, Target: targetName(p),
+	pl := &v1.PipelinePlan{Pipeline: p.Identifier, Route: route.String(), SpecHash: hash, Target: targetName(p),
 		Mode: p.Metadata.Target.WriteMode, Window: w.String(), Notes: []string{}, Warnings: []string{}, Errors: []string{}}
 	pl.Schedule, pl.ScheduleFrom = Schedule(p)
 	if !w.IsZero() && ws.Location.String() != "UTC" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/ldp-dev/ldp/apis/v1"
 	"github.com/ldp-dev/ldp/internal/lake"
 	"github.com/ldp-dev/ldp/internal/ldperr"
 )
@@ -82,7 +83,7 @@ func TestTableTypeNeverWinsSilently(t *testing.T) {
 	}
 	res, err := Run(ctx, p, Options{Window: day(t, "2026-08-02", paris)})
 	var me *lake.MismatchError
-	if !errors.As(err, &me) || res.Status != StatusFailed {
+	if !errors.As(err, &me) || res.Status != v1.PipelineFailed {
 		t.Fatalf("day 2: %+v, %v; want a *lake.MismatchError", res, err)
 	}
 	wantMsg := `read drops/amounts_2026-08-02.csv:3: column "amount" holds "10.49" (DOUBLE), which column amount of table shop.amounts (long) cannot hold exactly: nothing was written, since ldp never rounds a value or reads text as a number. ` +

@@ -45,7 +45,7 @@ func TestThreeWindowsOverOneFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != StatusPublished || res.RowsRead != 3 || res.RowsKept != 1 || res.RowsWritten != 1 {
+		if res.Status != v1.PipelinePublished || res.RowsRead != 3 || res.RowsKept != 1 || res.RowsWritten != 1 {
 			t.Errorf("%s: %+v", d, res)
 		}
 		if res.Key != p.IdempotencyKey(day(t, d, paris)) {
@@ -61,14 +61,14 @@ func TestThreeWindowsOverOneFile(t *testing.T) {
 	}
 	for _, d := range days {
 		res, err := Run(ctx, p, Options{Window: day(t, d, paris)})
-		if err != nil || res.Status != StatusSkippedDuplicate || res.RowsRead != 0 {
+		if err != nil || res.Status != v1.PipelineSkippedDuplicate || res.RowsRead != 0 {
 			t.Errorf("%s again: %+v, %v; want skipped_duplicate without a read", d, res, err)
 		}
 	}
 	// The source changes for 2 August; redo that day under a key of its own.
 	putFile(t, filepath.Join(dir, "orders.csv"), "order_id,ordered_at,amount\n1,2026-08-01 10:00:00,10\n20,2026-08-02 09:00:00,200\n21,2026-08-02 18:00:00,210\n3,2026-08-03 00:15:00,30\n")
 	res, err := Run(ctx, p, Options{Window: day(t, "2026-08-02", paris), Key: "orders-2026-08-02-v2"})
-	if err != nil || res.Status != StatusPublished || res.RowsKept != 2 {
+	if err != nil || res.Status != v1.PipelinePublished || res.RowsKept != 2 {
 		t.Fatalf("redo: %+v, %v", res, err)
 	}
 	if got := queryTable(t, p, "SELECT list(order_id ORDER BY order_id) FROM t", 0); got != "[1 3 20 21]" {
@@ -125,7 +125,7 @@ func TestEmptyWindowIsNoDataOrAGate(t *testing.T) {
 		t.Errorf("empty window: %v, want No data to write saying the window kept no rows", err)
 	}
 	res, err := Run(ctx, spec(t, dir, fmt.Sprintf(body, `, "quality": [{"check": "row_count", "min": 1}]`)), Options{Window: day(t, "2026-08-05", time.UTC)})
-	if res == nil || res.Status != StatusBlocked {
+	if res == nil || res.Status != v1.PipelineBlocked {
 		t.Errorf("empty window with row_count min: %+v, %v; want blocked", res, err)
 	}
 }
@@ -146,7 +146,7 @@ func TestWindowDropsAreCountedAndRuled(t *testing.T) {
 			"target": {"name": "` + table + `", "format": "ICEBERG", "catalog": {"identifier": "shop"}}` + quality + `}}`
 	}
 	win := day(t, "2026-08-02", time.UTC)
-	counts := func(t *testing.T, res *Result) {
+	counts := func(t *testing.T, res *v1.PipelineResult) {
 		t.Helper()
 		if res == nil || res.RowsRead != 4 || res.RowsKept != 2 || res.RowsOutside != 1 || res.RowsNoWindow != 1 {
 			t.Errorf("counts: %+v, want 4 read, 2 kept, 1 outside, 1 with no window value", res)
@@ -158,17 +158,17 @@ func TestWindowDropsAreCountedAndRuled(t *testing.T) {
 		line                         string // a line of the run's log
 		failed                       string // the checks that failed
 	}{
-		{"no window value holds it back", "orders", "", "", StatusBlocked,
+		{"no window value holds it back", "orders", "", "", v1.PipelineBlocked,
 			`check null_rows(ordered_at): FAILED: 1 row of drops/orders_2026-08-02.csv has no ordered_at, so it is in no window; fill the column at the source, or set "null_rows": "drop" in metadata.window to load the window without them`,
 			"null_rows(ordered_at)"},
-		{"a gate whatever on_failure", "orders", "", `, "quality": {"on_failure": "warn", "checks": [{"check": "row_count", "min": 1}]}`, StatusBlocked,
+		{"a gate whatever on_failure", "orders", "", `, "quality": {"on_failure": "warn", "checks": [{"check": "row_count", "min": 1}]}`, v1.PipelineBlocked,
 			"check row_count: passed: 2 rows", "null_rows(ordered_at)"},
-		{"dropped on purpose", "orders", `, "null_rows": "drop"`, "", StatusPublished,
+		{"dropped on purpose", "orders", `, "null_rows": "drop"`, "", v1.PipelinePublished,
 			`note: 1 row of drops/orders_2026-08-02.csv with no ordered_at dropped (metadata.window.null_rows is "drop")`, ""},
-		{"published, then done", "orders", `, "null_rows": "drop"`, "", StatusSkippedDuplicate, "", ""},
-		{"equals source is the rows read", "equals", `, "null_rows": "drop"`, `, "quality": [{"check": "row_count", "equals": "source"}]`, StatusBlocked,
+		{"published, then done", "orders", `, "null_rows": "drop"`, "", v1.PipelineSkippedDuplicate, "", ""},
+		{"equals source is the rows read", "equals", `, "null_rows": "drop"`, `, "quality": [{"check": "row_count", "equals": "source"}]`, v1.PipelineBlocked,
 			"check row_count: FAILED: 2 rows: want exactly 4 (the rows read from the source)", "row_count"},
-		{"outside rows fail when asked", "outside", `, "null_rows": "drop", "outside_rows": "fail"`, "", StatusBlocked,
+		{"outside rows fail when asked", "outside", `, "null_rows": "drop", "outside_rows": "fail"`, "", v1.PipelineBlocked,
 			"check outside_rows(ordered_at): FAILED: 1 row of drops/orders_2026-08-02.csv is outside the window 2026-08-02T00:00:00Z/2026-08-03T00:00:00Z; fix the source, or set \"outside_rows\": \"leave\" in metadata.window to leave them for their own windows",
 			"outside_rows(ordered_at)"},
 	}
@@ -183,10 +183,10 @@ func TestWindowDropsAreCountedAndRuled(t *testing.T) {
 			if c.line != "" && !strings.Contains(log.String(), c.line+"\n") {
 				t.Errorf("log lacks %q:\n%s", c.line, log.String())
 			}
-			if c.status == StatusSkippedDuplicate {
+			if c.status == v1.PipelineSkippedDuplicate {
 				return
 			}
-			if c.status == StatusPublished && !strings.Contains(log.String(), "note: 1 row of drops/orders_2026-08-02.csv outside the window was left for its own window\n") {
+			if c.status == v1.PipelinePublished && !strings.Contains(log.String(), "note: 1 row of drops/orders_2026-08-02.csv outside the window was left for its own window\n") {
 				t.Errorf("log does not say the late row was left:\n%s", log.String())
 			}
 			var extracted map[string]any

@@ -68,7 +68,7 @@ func (g *Grouped) Rows(group int64) int64 {
 // Report is batch group's report as Run gives it for that batch alone, measured against qc.
 // False when the relation holds no row of it, or when a check failed whose result needs a
 // second query over its batch alone (a failed unique check counts its keys): Run gives that.
-func (g *Grouped) Report(group int64, qc Context) (*Report, bool) {
+func (g *Grouped) Report(group int64, qc Context) (*v1.QualityReport, bool) {
 	vals, ok := g.vals[group]
 	if !ok {
 		return nil, false

@@ -20,70 +20,11 @@ import (
 	"github.com/ldp-dev/ldp/internal/suggest"
 )
 
-// Result is the verdict of one check.
-type Result struct {
-	Name        string             `json:"name"`
-	Check       string             `json:"check"`
-	Passed      bool               `json:"passed"`
-	Details     string             `json:"details"`
-	FailingRows int64              `json:"failing_rows"`
-	Metrics     map[string]float64 `json:"metrics,omitempty"`
-}
-
-// Report is the verdict of every check of a batch.
-type Report struct {
-	OnFailure string   `json:"on_failure"`
-	Rows      int64    `json:"rows"`
-	Results   []Result `json:"results"`
-	// NullCounts are the nulls of each column of the batch, counted in the checks' pass for
-	// the ledger's quality event.
-	NullCounts map[string]int64 `json:"-"`
-}
-
-// Passed reports whether every check passed.
-func (r *Report) Passed() bool { return len(r.Failures()) == 0 }
-
-// Failures are the checks that failed.
-func (r *Report) Failures() []Result {
-	var out []Result
-	for _, res := range r.Results {
-		if !res.Passed {
-			out = append(out, res)
-		}
-	}
-	return out
-}
-
-// Counts returns how many checks passed and failed.
-func (r *Report) Counts() (passed, failed int) {
-	for _, res := range r.Results {
-		if res.Passed {
-			passed++
-		} else {
-			failed++
-		}
-	}
-	return
-}
-
-// Lines is one line per check, for stderr.
-func (r *Report) Lines() []string {
-	out := make([]string, len(r.Results))
-	for i, res := range r.Results {
-		verdict := "passed"
-		if !res.Passed {
-			verdict = "FAILED"
-		}
-		out[i] = fmt.Sprintf("check %s: %s: %s", res.Name, verdict, res.Details)
-	}
-	return out
-}
-
 // GateError is a batch held back by a failed check with on_failure "fail". It is a data gate:
 // exit code 3, never retried.
 type GateError struct {
 	Target string
-	Report *Report
+	Report *v1.QualityReport
 }
 
 func (e *GateError) Error() string {
@@ -128,14 +69,14 @@ const (
 // plan is one check's SQL expressions and the function that turns their values into a result.
 type plan struct {
 	exprs []string
-	eval  func(vals []any) Result
+	eval  func(vals []any) v1.CheckResult
 	// after, when set, completes the result with what the scan could not give (run only as
 	// the result needs it).
-	after func(ctx context.Context, db *engine.DB, r *Result) error
+	after func(ctx context.Context, db *engine.DB, r *v1.CheckResult) error
 }
 
 // Run evaluates checks over relation (a table or view in db) and returns the report.
-func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check, qc Context, onFailure string) (*Report, error) {
+func Run(ctx context.Context, db *engine.DB, relation string, checks []v1.Check, qc Context, onFailure string) (*v1.QualityReport, error) {
 	cols, err := db.Columns(ctx, relation)
 	if err != nil {
 		return nil, err
@@ -207,8 +148,8 @@ func compileAll(checks []v1.Check, types map[string]string, relation string, col
 
 // assemble is the report of one scan's values, as compileAll ordered them (without what
 // the plans' after completes).
-func assemble(plans []plan, vals []any, cols []engine.Column, onFailure string) *Report {
-	rep := &Report{OnFailure: onFailure, Rows: toInt(vals[0])}
+func assemble(plans []plan, vals []any, cols []engine.Column, onFailure string) *v1.QualityReport {
+	rep := &v1.QualityReport{OnFailure: onFailure, Rows: toInt(vals[0])}
 	at := 1
 	for _, p := range plans {
 		n := len(p.exprs)
@@ -271,8 +212,8 @@ func name(c v1.Check) string {
 }
 
 func failed(c v1.Check, details string) plan {
-	return plan{eval: func([]any) Result {
-		return Result{Name: name(c), Check: c.Check, Details: details, Metrics: map[string]float64{}}
+	return plan{eval: func([]any) v1.CheckResult {
+		return v1.CheckResult{Name: name(c), Check: c.Check, Details: details, Metrics: map[string]float64{}}
 	}}
 }
 
@@ -304,13 +245,13 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 			exprs = append(exprs, fmt.Sprintf("count(*) FILTER (WHERE %s IS NULL)", engine.Ident(col)))
 		}
 		exprs = append([]string{fmt.Sprintf("count(*) FILTER (WHERE %s)", strings.Join(conds, " OR "))}, exprs...)
-		return plan{exprs: exprs, eval: func(v []any) Result {
+		return plan{exprs: exprs, eval: func(v []any) v1.CheckResult {
 			n := toInt(v[0])
 			m := map[string]float64{}
 			for i, col := range cols {
 				m["nulls."+col] = float64(toInt(v[i+1]))
 			}
-			return Result{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: m,
+			return v1.CheckResult{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: m,
 				Details: fmt.Sprintf("%d %s with a null", n, rowsWord(n))}
 		}}
 	case "unique":
@@ -328,14 +269,14 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 			fields[i] = fmt.Sprintf("'k%d': %s", i, engine.Ident(col))
 		}
 		keysQuery := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s GROUP BY %s HAVING count(*) > 1)", relation, key)
-		result := func(rows, keys int64) Result {
-			return Result{Name: name(c), Check: c.Check, Passed: rows == 0, FailingRows: rows,
+		result := func(rows, keys int64) v1.CheckResult {
+			return v1.CheckResult{Name: name(c), Check: c.Check, Passed: rows == 0, FailingRows: rows,
 				Metrics: map[string]float64{"duplicate_rows": float64(rows), "duplicate_keys": float64(keys)},
 				Details: fmt.Sprintf("%d duplicate %s in %d %s", rows, rowsWord(rows), keys, plural(keys, "key", "keys"))}
 		}
-		return plan{exprs: []string{"count(*) - count(DISTINCT {" + strings.Join(fields, ", ") + "})"}, eval: func(v []any) Result {
+		return plan{exprs: []string{"count(*) - count(DISTINCT {" + strings.Join(fields, ", ") + "})"}, eval: func(v []any) v1.CheckResult {
 			return result(toInt(v[0]), 0)
-		}, after: func(ctx context.Context, db *engine.DB, r *Result) error {
+		}, after: func(ctx context.Context, db *engine.DB, r *v1.CheckResult) error {
 			if r.FailingRows == 0 {
 				return nil
 			}
@@ -352,9 +293,9 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 		}
 		col, list := acceptedList(c, types[strings.ToLower(c.Column)])
 		expr := fmt.Sprintf("count(*) FILTER (WHERE %s IS NOT NULL AND %s NOT IN (%s))", engine.Ident(c.Column), col, list)
-		return plan{exprs: []string{expr}, eval: func(v []any) Result {
+		return plan{exprs: []string{expr}, eval: func(v []any) v1.CheckResult {
 			n := toInt(v[0])
-			return Result{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: map[string]float64{},
+			return v1.CheckResult{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: map[string]float64{},
 				Details: fmt.Sprintf("%d %s outside the %d accepted values", n, rowsWord(n), len(c.Values))}
 		}}
 	case "range":
@@ -385,7 +326,7 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 		}
 		exprs := []string{fmt.Sprintf("count(*) FILTER (WHERE %s)", cond), fmt.Sprintf("(min(%s) FILTER (WHERE NOT %s))::DOUBLE", col, nan), fmt.Sprintf("(max(%s) FILTER (WHERE NOT %s))::DOUBLE", col, nan),
 			fmt.Sprintf("count(*) FILTER (WHERE %s)", nan)}
-		return plan{exprs: exprs, eval: func(v []any) Result {
+		return plan{exprs: exprs, eval: func(v []any) v1.CheckResult {
 			n, nans := toInt(v[0]), toInt(v[3])
 			m := map[string]float64{}
 			if f, ok := toFloat(v[1]); ok {
@@ -399,7 +340,7 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 				m["nan"] = float64(nans)
 				details += fmt.Sprintf(" (%d NaN)", nans)
 			}
-			return Result{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: m, Details: details}
+			return v1.CheckResult{Name: name(c), Check: c.Check, Passed: n == 0, FailingRows: n, Metrics: m, Details: details}
 		}}
 	case "freshness":
 		return freshness(c, types, qc)
@@ -410,7 +351,7 @@ func compile(c v1.Check, types map[string]string, relation string, qc Context) p
 }
 
 func rowCount(c v1.Check, qc Context) plan {
-	return plan{exprs: []string{"count(*)"}, eval: func(v []any) Result {
+	return plan{exprs: []string{"count(*)"}, eval: func(v []any) v1.CheckResult {
 		n := toInt(v[0])
 		var problems []string
 		if c.Min != nil && float64(n) < *c.Min {
@@ -435,7 +376,7 @@ func rowCount(c v1.Check, qc Context) plan {
 		if len(problems) > 0 {
 			d += ": " + strings.Join(problems, ", ")
 		}
-		return Result{Name: name(c), Check: c.Check, Passed: len(problems) == 0, Details: d, Metrics: map[string]float64{"rows": float64(n)}}
+		return v1.CheckResult{Name: name(c), Check: c.Check, Passed: len(problems) == 0, Details: d, Metrics: map[string]float64{"rows": float64(n)}}
 	}}
 }
 
@@ -462,8 +403,8 @@ func freshness(c v1.Check, types map[string]string, qc Context) plan {
 		}
 	}
 	maxAge := time.Duration(*c.MaxAgeHours * float64(time.Hour))
-	return plan{exprs: []string{expr}, eval: func(v []any) Result {
-		res := Result{Name: name(c), Check: c.Check, Metrics: map[string]float64{}}
+	return plan{exprs: []string{expr}, eval: func(v []any) v1.CheckResult {
+		res := v1.CheckResult{Name: name(c), Check: c.Check, Metrics: map[string]float64{}}
 		us, ok := v[0].(int64)
 		if !ok {
 			res.Details = "no values to measure"
@@ -503,12 +444,12 @@ func schemaCheck(c v1.Check, types map[string]string) plan {
 		}
 	}
 	bad = int64(len(problems))
-	return plan{eval: func([]any) Result {
+	return plan{eval: func([]any) v1.CheckResult {
 		d := "every column present with its type"
 		if bad > 0 {
 			d = strings.Join(problems, "; ")
 		}
-		return Result{Name: name(c), Check: c.Check, Passed: bad == 0, Details: d, Metrics: map[string]float64{"mismatches": float64(bad)}}
+		return v1.CheckResult{Name: name(c), Check: c.Check, Passed: bad == 0, Details: d, Metrics: map[string]float64{"mismatches": float64(bad)}}
 	}}
 }
 

@@ -14,11 +14,9 @@ import (
 	"github.com/ldp-dev/ldp/schemas"
 )
 
-// FileResult is what checking one file found.
-type FileResult struct {
-	Path     string            `json:"path"`
-	Kind     string            `json:"kind,omitempty"`
-	Problems []schemas.Problem `json:"problems"`
+// checked is what checking one file found, and what the checker keeps of it.
+type checked struct {
+	schemas.FileResult
 	// data is the file as it was read and checked: Load decodes these bytes, not a second
 	// read of a file that may have changed meanwhile.
 	data []byte
@@ -28,41 +26,6 @@ type FileResult struct {
 	scheduled  bool
 }
 
-// Skipped is a file that discovery found and checking passed over, with the reason.
-type Skipped struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
-
-// Report is the outcome of checking a set of files.
-type Report struct {
-	Files   []FileResult `json:"files"`
-	Skipped []Skipped    `json:"skipped,omitempty"`
-	// Warnings are what is valid but most likely a mistake: a dataset config scheduled on its
-	// own and also a task of a scheduled workflow loads each window twice.
-	Warnings []schemas.Problem `json:"warnings,omitempty"`
-}
-
-// Problems returns every problem of every file, sorted.
-func (r *Report) Problems() []schemas.Problem {
-	var all []schemas.Problem
-	for _, f := range r.Files {
-		all = append(all, f.Problems...)
-	}
-	return schemas.SortProblems(all)
-}
-
-// Invalid counts the files with at least one problem.
-func (r *Report) Invalid() int {
-	n := 0
-	for _, f := range r.Files {
-		if len(f.Problems) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // Checker checks files, each once, following workflow tasks into the files they name.
 type Checker struct {
 	// fsys is where files are read (OS when nil).
@@ -70,9 +33,9 @@ type Checker struct {
 	// given are bytes a caller read already, by path: they are checked instead of reading
 	// the file again.
 	given    map[string][]byte
-	results  map[string]*FileResult
+	results  map[string]*checked
 	order    []string
-	skipped  []Skipped
+	skipped  []schemas.Skipped
 	warnings []schemas.Problem
 	// docs are the schema results of the files checked, by path, and upEdges each file's
 	// upstream files: an upstream checked earlier is read from here, and a cycle of
@@ -82,12 +45,12 @@ type Checker struct {
 }
 
 // Check discovers and checks the files under roots.
-func Check(roots []string) (*Report, error) {
+func Check(roots []string) (*schemas.Report, error) {
 	cands, err := Discover(roots)
 	if err != nil {
 		return nil, err
 	}
-	c := &Checker{results: map[string]*FileResult{}}
+	c := &Checker{results: map[string]*checked{}}
 	for _, cand := range cands {
 		c.candidate(cand)
 	}
@@ -96,7 +59,7 @@ func Check(roots []string) (*Report, error) {
 
 func (c *Checker) candidate(cand Candidate) {
 	if cand.TooLarge && !cand.Explicit {
-		c.skipped = append(c.skipped, Skipped{Path: cand.Path, Reason: fmt.Sprintf("larger than %d bytes", v1.MaxSpecBytes)})
+		c.skipped = append(c.skipped, schemas.Skipped{Path: cand.Path, Reason: fmt.Sprintf("larger than %d bytes", v1.MaxSpecBytes)})
 		return
 	}
 	res, r := c.file(cand.Path)
@@ -107,14 +70,14 @@ func (c *Checker) candidate(cand Candidate) {
 		// A JSON or YAML file that is not a spec (a dbt or package manifest): pass over it.
 		delete(c.results, cand.Path)
 		c.order = c.order[:len(c.order)-1]
-		c.skipped = append(c.skipped, Skipped{Path: cand.Path, Reason: "not an ldp spec"})
+		c.skipped = append(c.skipped, schemas.Skipped{Path: cand.Path, Reason: "not an ldp spec"})
 		return
 	}
 	if api, ok := foreignAPI(r); ok && !cand.Explicit {
 		// A Kubernetes manifest (config/crd, config/rbac, an exported ldp.dev/v1 object).
 		delete(c.results, cand.Path)
 		c.order = c.order[:len(c.order)-1]
-		c.skipped = append(c.skipped, Skipped{Path: cand.Path, Reason: "a manifest of another API (apiVersion " + api + "), not an ldp spec"})
+		c.skipped = append(c.skipped, schemas.Skipped{Path: cand.Path, Reason: "a manifest of another API (apiVersion " + api + "), not an ldp spec"})
 	}
 }
 
@@ -144,12 +107,12 @@ func looksLikeSpec(doc map[string]any) bool {
 }
 
 // file checks one file once and returns its result and the schema result (nil when unreadable).
-func (c *Checker) file(path string) (*FileResult, *schemas.Result) {
+func (c *Checker) file(path string) (*checked, *schemas.Result) {
 	path = filepath.Clean(path)
 	if res, ok := c.results[path]; ok {
 		return res, nil
 	}
-	res := &FileResult{Path: path}
+	res := &checked{FileResult: schemas.FileResult{Path: path}}
 	c.results[path] = res
 	c.order = append(c.order, path)
 	data, ok := c.given[path]
@@ -282,8 +245,8 @@ func IsSpecPath(ref string) bool {
 	return false
 }
 
-func (c *Checker) report() *Report {
-	r := &Report{Skipped: c.skipped, Warnings: schemas.SortProblems(c.warnings)}
+func (c *Checker) report() *schemas.Report {
+	r := &schemas.Report{Skipped: c.skipped, Warnings: schemas.SortProblems(c.warnings)}
 	paths := append([]string(nil), c.order...)
 	sort.Strings(paths)
 	var names Names
@@ -295,7 +258,7 @@ func (c *Checker) report() *Report {
 				f.Problems = []schemas.Problem{*dup}
 			}
 		}
-		r.Files = append(r.Files, *f)
+		r.Files = append(r.Files, f.FileResult)
 	}
 	sort.Slice(r.Skipped, func(i, j int) bool { return r.Skipped[i].Path < r.Skipped[j].Path })
 	return r
@@ -311,7 +274,7 @@ func LoadBytes(path string, data []byte) (v1.Object, error) { return LoadFS(OS, 
 
 // LoadFS is LoadBytes of the files of fsys: path and the files it names are read there.
 func LoadFS(fsys fs.FS, path string, data []byte) (v1.Object, error) {
-	c := &Checker{fsys: fsys, results: map[string]*FileResult{}, given: map[string][]byte{}}
+	c := &Checker{fsys: fsys, results: map[string]*checked{}, given: map[string][]byte{}}
 	if data != nil {
 		c.given[filepath.Clean(path)] = data
 	}
